@@ -1,0 +1,2 @@
+export * from './model/dag.js';
+export * from './status/index.js';

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { ENV_KEYS, serverConfigSchema, type ParsedServerConfig, type RawServerConfig } from './schema.js';
+
+/** Resolved configuration: paths absolute, derived defaults filled in. */
+export interface ServerConfig extends ParsedServerConfig {
+  logDir: string;
+  docsDir: string;
+  timezone: string;
+  baseConfig?: string;
+  /** The config file it came from, if any. */
+  configFile?: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadConfigOptions {
+  /** YAML file; missing file is an error only when given explicitly. */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Command-line flags: win over env, which wins over the file. */
+  overrides?: Partial<RawServerConfig>;
+  cwd?: string;
+}
+
+function readFileConfig(file: string, problems: string[]): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    problems.push(`config file ${file}: ${(error as Error).message}`);
+    return {};
+  }
+  try {
+    const value: unknown = parseYaml(text);
+    if (value === null || value === undefined) return {};
+    if (typeof value !== 'object' || Array.isArray(value)) {
+      problems.push(`config file ${file}: must be a YAML mapping`);
+      return {};
+    }
+    return value as Record<string, unknown>;
+  } catch (error) {
+    problems.push(`config file ${file}: ${(error as Error).message}`);
+    return {};
+  }
+}
+
+function readEnvConfig(env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  // DATABASE_URL first so SVC_DATABASE_URL, more specific, wins.
+  const names = Object.keys(ENV_KEYS).sort((a, b) => (a === 'DATABASE_URL' ? -1 : b === 'DATABASE_URL' ? 1 : 0));
+  for (const name of names) {
+    const raw = env[name];
+    const spec = ENV_KEYS[name];
+    if (raw === undefined || raw === '' || spec === undefined) continue;
+    if (spec.kind === 'int') {
+      if (!/^-?\d+$/.test(raw.trim())) problems.push(`${name}: must be an integer, got "${raw}"`);
+      else out[spec.key] = Number(raw.trim());
+    } else if (spec.kind === 'list') {
+      out[spec.key] = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+    } else {
+      out[spec.key] = raw;
+    }
+  }
+  return out;
+}
+
+function systemTimeZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+/** Loads and validates the configuration once, at start-up; throws ConfigError listing every problem. */
+export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig {
+  const cwd = options.cwd ?? process.cwd();
+  const problems: string[] = [];
+  const file = options.file !== undefined ? resolve(cwd, options.file) : undefined;
+  const fromFile = file !== undefined ? readFileConfig(file, problems) : {};
+  const fromEnv = readEnvConfig(options.env ?? {}, problems);
+  const defined = Object.fromEntries(Object.entries(options.overrides ?? {}).filter(([, v]) => v !== undefined));
+  const parsed = serverConfigSchema.safeParse({ ...fromFile, ...fromEnv, ...defined });
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.map(String).join('.') || '(root)';
+      problems.push(`${key}: ${issue.message}`);
+    }
+  }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
+  const value = parsed.data;
+  const dataDir = resolve(cwd, value.dataDir);
+  const baseBeside = file !== undefined ? join(dirname(file), 'base.yaml') : undefined;
+  const baseConfig = value.baseConfig !== undefined ? resolve(cwd, value.baseConfig) : baseBeside !== undefined && existsSync(baseBeside) ? baseBeside : undefined;
+  return {
+    ...value,
+    dataDir,
+    dagsDir: resolve(cwd, value.dagsDir),
+    logDir: resolve(cwd, value.logDir ?? join(dataDir, 'logs')),
+    docsDir: value.docsDir === '' ? '' : resolve(cwd, value.docsDir ?? join(dataDir, 'docs')),
+    timezone: value.timezone ?? systemTimeZone(),
+    ...(baseConfig !== undefined ? { baseConfig } : {}),
+    ...(file !== undefined ? { configFile: file } : {}),
+  };
+}

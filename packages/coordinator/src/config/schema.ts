@@ -1,0 +1,97 @@
+import { z } from 'zod';
+
+const port = z.number().int().min(0).max(65535);
+const positiveInt = z.number().int().min(1);
+
+export const queueConfigSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'queue names use letters, digits, _ . -'),
+  maxConcurrency: positiveInt,
+});
+
+/**
+ * The coordinator's configuration: file keys are these camelCase names; every key also has an
+ * `SVC_*` environment variable (see `ENV_KEYS`). Defaults are stated here, where they are declared.
+ */
+export const serverConfigSchema = z.strictObject({
+  /** Address the HTTP server binds to. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** HTTP port; 0 picks a free port (tests). */
+  port: port.default(8080),
+  /** Service base path for mounted deployments ('' = root); the API lives under basePath + apiBasePath. */
+  basePath: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or like /a/b').default(''),
+  apiBasePath: z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must look like /api/v1').default('/api/v1'),
+  /** Embedded database, locks and default log location. */
+  dataDir: z.string().min(1).default('./data'),
+  dagsDir: z.string().min(1).default('./dags'),
+  /** Default: <dataDir>/logs. */
+  logDir: z.string().min(1).optional(),
+  /** Markdown documents; empty disables DAG_DOCS_DIR. Default: <dataDir>/docs. */
+  docsDir: z.string().optional(),
+  /** Base DAG configuration every DAG inherits; default: base.yaml beside the config file, if any. */
+  baseConfig: z.string().optional(),
+  /** PostgreSQL connection string; absent means embedded PGlite under dataDir. */
+  databaseUrl: z.string().url().optional(),
+  /** IANA zone for schedules without CRON_TZ; default: the host's zone. */
+  timezone: z.string().refine(isValidTimeZone, 'unknown IANA time zone').optional(),
+  /** Default for DAGs without hist_retention_days. */
+  histRetentionDays: z.number().int().default(30),
+  queues: z.array(queueConfigSchema).default([]),
+  /** Where runs without worker_selector go. */
+  defaultExecutionMode: z.enum(['local', 'distributed']).default('local'),
+  envPassthrough: z.array(z.string().min(1)).default([]),
+  envPassthroughPrefixes: z.array(z.string().min(1)).default([]),
+  /** gRPC server for workers; port 0 disables it. */
+  grpcHost: z.string().min(1).default('127.0.0.1'),
+  grpcPort: port.default(50051),
+  /** Shared secret every worker must present. */
+  workerToken: z.string().min(1).optional(),
+  grpcTlsCert: z.string().optional(),
+  grpcTlsKey: z.string().optional(),
+  /** CA for verifying worker client certificates; set it to require them. */
+  grpcTlsClientCa: z.string().optional(),
+  /** A started remote run whose worker is silent this long is failed. */
+  workerHeartbeatTimeoutSec: positiveInt.default(15),
+  logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  logFormat: z.enum(['json', 'text']).default('json'),
+});
+
+export type RawServerConfig = z.input<typeof serverConfigSchema>;
+export type ParsedServerConfig = z.output<typeof serverConfigSchema>;
+
+/** Environment variable -> config key, with how the string is read. One table, also used by tests of deploy files. */
+export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'string' | 'int' | 'list' }> = {
+  SVC_HOST: { key: 'host', kind: 'string' },
+  SVC_PORT: { key: 'port', kind: 'int' },
+  SVC_BASE_PATH: { key: 'basePath', kind: 'string' },
+  SVC_API_BASE_PATH: { key: 'apiBasePath', kind: 'string' },
+  SVC_DATA_DIR: { key: 'dataDir', kind: 'string' },
+  SVC_DAGS_DIR: { key: 'dagsDir', kind: 'string' },
+  SVC_LOG_DIR: { key: 'logDir', kind: 'string' },
+  SVC_DOCS_DIR: { key: 'docsDir', kind: 'string' },
+  SVC_BASE_CONFIG: { key: 'baseConfig', kind: 'string' },
+  SVC_DATABASE_URL: { key: 'databaseUrl', kind: 'string' },
+  DATABASE_URL: { key: 'databaseUrl', kind: 'string' },
+  SVC_TZ: { key: 'timezone', kind: 'string' },
+  SVC_HIST_RETENTION_DAYS: { key: 'histRetentionDays', kind: 'int' },
+  SVC_DEFAULT_EXECUTION_MODE: { key: 'defaultExecutionMode', kind: 'string' },
+  SVC_ENV_PASSTHROUGH: { key: 'envPassthrough', kind: 'list' },
+  SVC_ENV_PASSTHROUGH_PREFIXES: { key: 'envPassthroughPrefixes', kind: 'list' },
+  SVC_GRPC_HOST: { key: 'grpcHost', kind: 'string' },
+  SVC_GRPC_PORT: { key: 'grpcPort', kind: 'int' },
+  SVC_WORKER_TOKEN: { key: 'workerToken', kind: 'string' },
+  SVC_GRPC_TLS_CERT: { key: 'grpcTlsCert', kind: 'string' },
+  SVC_GRPC_TLS_KEY: { key: 'grpcTlsKey', kind: 'string' },
+  SVC_GRPC_TLS_CLIENT_CA: { key: 'grpcTlsClientCa', kind: 'string' },
+  SVC_WORKER_HEARTBEAT_TIMEOUT_SEC: { key: 'workerHeartbeatTimeoutSec', kind: 'int' },
+  SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
+  SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
+};
+
+function isValidTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

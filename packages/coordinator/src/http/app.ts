@@ -1,0 +1,54 @@
+import express, { type Express } from 'express';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { defineRoute, mountRoutes, type AnyRoute } from './routes.js';
+import type { Logger } from '../logging/logger.js';
+
+export interface HttpAppOptions {
+  routes: AnyRoute[];
+  logger: Logger;
+  /** Service base path ('' or '/mount'). */
+  basePath: string;
+  /** API path under the base path ('/api/v1'). */
+  apiBasePath: string;
+  version: string;
+  /** Largest accepted JSON body; DAG specs are the big ones. */
+  bodyLimit?: string;
+}
+
+/** The full API path, as clients and `servers[0].url` see it. */
+export function apiMountPath(options: Pick<HttpAppOptions, 'basePath' | 'apiBasePath'>): string {
+  return `${options.basePath}${options.apiBasePath}`;
+}
+
+function openApiRoute(getRoutes: () => AnyRoute[], options: HttpAppOptions): AnyRoute {
+  let cached: unknown;
+  return defineRoute({
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApi',
+    summary: 'The OpenAPI 3.0.0 document of this API',
+    tag: 'system',
+    handler: () => {
+      cached ??= buildOpenApiDocument(getRoutes(), { apiBasePath: apiMountPath(options), version: options.version });
+      return Promise.resolve(cached);
+    },
+  });
+}
+
+/** Express app serving the API routes under the mounted API path, with one error mapping. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+  const api = express.Router({ strict: false });
+  api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
+  const routes: AnyRoute[] = [...options.routes];
+  routes.push(openApiRoute(() => routes, options));
+  mountRoutes(api, routes);
+  api.use(notFoundHandler);
+  api.use(errorHandler(options.logger));
+  app.use(apiMountPath(options), api);
+  app.use(errorHandler(options.logger));
+  return app;
+}

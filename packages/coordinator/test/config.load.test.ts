@@ -1,0 +1,74 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadServerConfig } from '@trellis/coordinator';
+
+function tempDir(): string {
+  return mkdtempSync(join(tmpdir(), 'trellis-config-'));
+}
+
+describe('server configuration', () => {
+  test('defaults: 127.0.0.1:8080, ./data, ./dags, logs under the data dir, embedded database', () => {
+    const cwd = tempDir();
+    const config = loadServerConfig({ cwd, env: {} });
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.port, 8080);
+    assert.equal(config.dataDir, join(cwd, 'data'));
+    assert.equal(config.dagsDir, join(cwd, 'dags'));
+    assert.equal(config.logDir, join(cwd, 'data', 'logs'));
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.apiBasePath, '/api/v1');
+    assert.equal(config.histRetentionDays, 30);
+  });
+
+  test('file < SVC_* env < flags', () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'trellis.yaml');
+    writeFileSync(file, 'port: 9000\nhost: 0.0.0.0\nqueues:\n  - name: batch\n    maxConcurrency: 4\n');
+    const config = loadServerConfig({ cwd, file, env: { SVC_PORT: '9100', SVC_ENV_PASSTHROUGH: 'FOO, BAR' }, overrides: { host: '127.0.0.2' } });
+    assert.equal(config.port, 9100);
+    assert.equal(config.host, '127.0.0.2');
+    assert.deepEqual(config.queues, [{ name: 'batch', maxConcurrency: 4 }]);
+    assert.deepEqual(config.envPassthrough, ['FOO', 'BAR']);
+  });
+
+  test('SVC_DATABASE_URL wins over DATABASE_URL', () => {
+    const config = loadServerConfig({ cwd: tempDir(), env: { DATABASE_URL: 'postgres://a@h/x', SVC_DATABASE_URL: 'postgres://b@h/y' } });
+    assert.equal(config.databaseUrl, 'postgres://b@h/y');
+  });
+
+  test('base.yaml beside the config file is the default base configuration', () => {
+    const cwd = tempDir();
+    writeFileSync(join(cwd, 'trellis.yaml'), 'port: 1\n');
+    writeFileSync(join(cwd, 'base.yaml'), 'env:\n  - A=1\n');
+    assert.equal(loadServerConfig({ cwd, file: 'trellis.yaml', env: {} }).baseConfig, join(cwd, 'base.yaml'));
+  });
+
+  test('every bad value is reported at once, naming its key', () => {
+    const cwd = tempDir();
+    const file = join(cwd, 'bad.yaml');
+    writeFileSync(file, 'port: 70000\ntimezone: Mars/Olympus\nunknownKey: 1\nqueues:\n  - name: q\n    maxConcurrency: 0\n');
+    assert.throws(
+      () => loadServerConfig({ cwd, file, env: { SVC_GRPC_PORT: 'abc' } }),
+      (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        const text = error.problems.join('\n');
+        assert.match(text, /SVC_GRPC_PORT: must be an integer/);
+        assert.match(text, /^port: /m);
+        assert.match(text, /^timezone: unknown IANA time zone/m);
+        assert.match(text, /unknownKey/);
+        assert.match(text, /^queues\.0\.maxConcurrency: /m);
+        return true;
+      },
+    );
+  });
+
+  test('a missing or non-mapping config file is a clear error', () => {
+    const cwd = tempDir();
+    assert.throws(() => loadServerConfig({ cwd, file: 'nope.yaml', env: {} }), /config file .*nope\.yaml/);
+    writeFileSync(join(cwd, 'list.yaml'), '- 1\n- 2\n');
+    assert.throws(() => loadServerConfig({ cwd, file: 'list.yaml', env: {} }), /must be a YAML mapping/);
+  });
+});

@@ -1,0 +1,133 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { AlreadyExistsError, TimeoutError, createHttpApp, createSilentLogger, defineRoute, reply } from '@trellis/coordinator';
+
+const routes = [
+  defineRoute({
+    method: 'post',
+    path: '/things',
+    operationId: 'createThing',
+    summary: 'create',
+    tag: 'test',
+    body: z.object({ name: z.string().min(1), size: z.number().int().max(10).optional() }),
+    errors: [409],
+    handler: ({ body }) => {
+      if (body.name === 'taken') throw new AlreadyExistsError('thing exists', { name: body.name });
+      return Promise.resolve(reply(201, { name: body.name }));
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/things/search',
+    operationId: 'searchThings',
+    summary: 'search',
+    tag: 'test',
+    handler: () => Promise.resolve({ route: 'search' }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/things/{id}',
+    operationId: 'getThing',
+    summary: 'get',
+    tag: 'test',
+    params: z.object({ id: z.string().regex(/^[a-z]+$/) }),
+    query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
+    handler: ({ params, query }) => {
+      if (params.id === 'boom') throw new Error('secret internal detail');
+      if (params.id === 'slow') throw new TimeoutError('gave up waiting', 'run-1');
+      return Promise.resolve({ id: params.id, limit: query.limit });
+    },
+  }),
+];
+
+let server: Server;
+let base: string;
+
+before(async () => {
+  const app = createHttpApp({ routes, logger: createSilentLogger(), basePath: '/mnt', apiBasePath: '/api/v1', version: '0.0.0-test' });
+  server = app.listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mnt/api/v1`;
+});
+
+after(async () => {
+  await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+});
+
+async function call(method: string, path: string, body?: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(base + path, { method, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body } : {}) });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+describe('HTTP error mapping', () => {
+  test('valid request succeeds with the declared status', async () => {
+    const res = await call('POST', '/things', JSON.stringify({ name: 'a' }));
+    assert.equal(res.status, 201);
+    assert.deepEqual(res.json, { name: 'a' });
+  });
+
+  test('malformed JSON is 400 bad_request, not 500', async () => {
+    const res = await call('POST', '/things', '{"name": ');
+    assert.equal(res.status, 400);
+    assert.equal(res.json.code, 'bad_request');
+    assert.match(String(res.json.message), /malformed JSON/);
+  });
+
+  test('schema violations are 400 bad_request naming the field', async () => {
+    const res = await call('POST', '/things', JSON.stringify({ name: '', size: 99 }));
+    assert.equal(res.status, 400);
+    assert.equal(res.json.code, 'bad_request');
+    assert.match(String(res.json.message), /body\.name/);
+    assert.match(String(res.json.message), /body\.size/);
+  });
+
+  test('query limits and path patterns are validated', async () => {
+    assert.equal((await call('GET', '/things/abc?limit=501')).status, 400);
+    assert.equal((await call('GET', '/things/ABC')).status, 400);
+    const ok = await call('GET', '/things/abc?limit=7');
+    assert.deepEqual(ok.json, { id: 'abc', limit: 7 });
+  });
+
+  test('static segments win over parameters whatever the declaration order', async () => {
+    const res = await call('GET', '/things/search');
+    assert.deepEqual(res.json, { route: 'search' });
+  });
+
+  test('typed errors keep their code, status and details', async () => {
+    const res = await call('POST', '/things', JSON.stringify({ name: 'taken' }));
+    assert.equal(res.status, 409);
+    assert.deepEqual(res.json, { code: 'already_exists', message: 'thing exists', details: { name: 'taken' } });
+    const slow = await call('GET', '/things/slow');
+    assert.equal(slow.status, 408);
+    assert.equal(slow.json.dagRunId, 'run-1');
+  });
+
+  test('an unexpected error is a 500 internal_error without internals', async () => {
+    const res = await call('GET', '/things/boom');
+    assert.equal(res.status, 500);
+    assert.equal(res.json.code, 'internal_error');
+    assert.doesNotMatch(JSON.stringify(res.json), /secret internal detail|at /);
+  });
+
+  test('unknown endpoints are 404 not_found in the contract shape', async () => {
+    const res = await call('GET', '/nope');
+    assert.equal(res.status, 404);
+    assert.equal(res.json.code, 'not_found');
+  });
+
+  test('openapi.json documents every route, itself, and the mounted path', async () => {
+    const res = await call('GET', '/openapi.json');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.openapi, '3.0.0');
+    assert.deepEqual(res.json.servers, [{ url: '/mnt/api/v1' }]);
+    const paths = res.json.paths as Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>>;
+    assert.deepEqual(Object.keys(paths).sort(), ['/openapi.json', '/things', '/things/search', '/things/{id}']);
+    const get = paths['/things/{id}']?.get;
+    assert.ok(get);
+    assert.deepEqual(get.parameters.map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:limit']);
+  });
+});

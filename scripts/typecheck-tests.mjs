@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// Typechecks every package's tests (their tsconfig is noEmit, outside the build graph).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const projects = readdirSync(join(root, 'packages'))
+  .map((p) => join('packages', p, 'test', 'tsconfig.json'))
+  .filter((p) => existsSync(join(root, p)));
+if (existsSync(join(root, 'test-e2e', 'tsconfig.json'))) projects.push('test-e2e/tsconfig.json');
+
+let failed = false;
+for (const project of projects) {
+  const result = spawnSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', project], { stdio: 'inherit', cwd: root });
+  if (result.status !== 0) failed = true;
+}
+process.exit(failed ? 1 : 0);

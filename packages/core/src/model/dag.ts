@@ -72,10 +72,15 @@ export interface ParamSpec {
   defs: ParamDef[];
   /** Present only when a schema-backed object form can be rendered safely. */
   schema?: ParamSchema;
+  /** Declared with types (rich params or JSON Schema): unknown names are then rejected at start. */
+  typed?: boolean;
 }
 
-/** Resolved run parameters, in declaration order (names of positional params are "1", "2", ...). */
-export type ResolvedParams = Array<{ name: string; value: string }>;
+/**
+ * Resolved run parameters, in declaration order (names of positional params are "1", "2", ...).
+ * `evaluate` marks a value that is still an `eval` template, expanded by the engine at run start.
+ */
+export type ResolvedParams = Array<{ name: string; value: string; evaluate?: boolean }>;
 
 export interface Precondition {
   /** A shell command (its stdout, or its exit code when `expected` is absent) or a value such as `${VAR}`. */

@@ -1,0 +1,28 @@
+const DAG_FILE_NAME = /^[a-zA-Z0-9_-]+$/;
+const RUN_NAME = /^[A-Za-z0-9_.-]+$/;
+export const MAX_DAG_NAME_LENGTH = 40;
+
+/** DAG file names address definitions in URL paths: `^[a-zA-Z0-9_-]+$`. */
+export function isValidDagFileName(value: string): boolean {
+  return DAG_FILE_NAME.test(value);
+}
+
+/** Inline run names: at most 40 characters of `[A-Za-z0-9_.-]`. */
+export function isValidInlineRunName(value: string): boolean {
+  return value.length <= MAX_DAG_NAME_LENGTH && RUN_NAME.test(value);
+}
+
+/** The rule for `name:` fields and `dagName` overrides; returns the problem, or undefined when valid. */
+export function validateDagName(value: string): string | undefined {
+  if (value.length === 0) return 'must not be empty';
+  if (value.length > MAX_DAG_NAME_LENGTH) return `must be at most ${MAX_DAG_NAME_LENGTH} characters`;
+  if (!RUN_NAME.test(value)) return 'may contain only letters, digits, "_", "." and "-"';
+  return undefined;
+}
+
+/** Run ids appear in paths and file names: the same alphabet as names, up to 64 characters. */
+export function validateRunId(value: string): string | undefined {
+  if (value.length === 0 || value.length > 64) return 'must be 1-64 characters';
+  if (!RUN_NAME.test(value)) return 'may contain only letters, digits, "_", "." and "-"';
+  return undefined;
+}

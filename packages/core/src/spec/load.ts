@@ -1,0 +1,137 @@
+import { parseAllDocuments, type Document } from 'yaml';
+import type { Dag, DagLoadResult, LocalDag } from '../model/dag.js';
+import { Issues, describeType } from './issues.js';
+import { isRecord } from './fields.js';
+import { normalizeDag } from './dag.js';
+
+/** A base configuration: root fields every DAG inherits unless it sets them. */
+export interface BaseConfig {
+  raw: Record<string, unknown>;
+}
+
+export interface LoadDagOptions {
+  /** File name without extension: the DAG's name when the YAML has none. */
+  fileName?: string;
+  base?: BaseConfig;
+  /** Sub-DAGs do not inherit the base configuration's handlers. */
+  isSubDag?: boolean;
+}
+
+/** Larger specs are refused before parsing: a definition is a page of YAML, not a data file. */
+export const MAX_SPEC_BYTES = 2 * 1024 * 1024;
+/** Alias expansion cap: defeats "billion laughs" documents. */
+const MAX_ALIAS_COUNT = 100;
+
+interface ParsedDocs {
+  docs: unknown[];
+  errors: string[];
+}
+
+function yamlErrors(doc: Document.Parsed, index: number, total: number): string[] {
+  const where = total > 1 ? `document ${index + 1}: ` : '';
+  // prettyErrors appends a source excerpt after the first line; the first line names line and column.
+  return doc.errors.map((e) => `${where}invalid YAML: ${(e.message.split('\n')[0] ?? e.message).replace(/:$/, '')}`);
+}
+
+function parseDocuments(text: string): ParsedDocs {
+  if (Buffer.byteLength(text, 'utf8') > MAX_SPEC_BYTES) return { docs: [], errors: [`the definition is larger than ${MAX_SPEC_BYTES} bytes`] };
+  let parsed: Document.Parsed[];
+  try {
+    parsed = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true }) as Document.Parsed[];
+  } catch (error) {
+    return { docs: [], errors: [`invalid YAML: ${(error as Error).message}`] };
+  }
+  if (!Array.isArray(parsed)) return { docs: [], errors: ['invalid YAML: could not read the document stream'] };
+  const errors: string[] = [];
+  const docs: unknown[] = [];
+  parsed.forEach((doc, i) => {
+    const problems = yamlErrors(doc, i, parsed.length);
+    if (problems.length > 0) {
+      errors.push(...problems);
+      docs.push(undefined);
+      return;
+    }
+    try {
+      docs.push(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }));
+    } catch (error) {
+      errors.push(`${parsed.length > 1 ? `document ${i + 1}: ` : ''}invalid YAML: ${(error as Error).message}`);
+      docs.push(undefined);
+    }
+  });
+  return { docs, errors };
+}
+
+function envList(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (isRecord(value)) return Object.entries(value).map(([k, v]) => ({ [k]: v }));
+  return [];
+}
+
+/** Base fields fill in what the DAG leaves unset; env is merged (base first, so the DAG's entries win). */
+function withBase(raw: Record<string, unknown>, base: BaseConfig | undefined, isSubDag: boolean): Record<string, unknown> {
+  if (base === undefined) return raw;
+  const out = { ...raw };
+  for (const [key, value] of Object.entries(base.raw)) {
+    if (key === 'name' || key === 'steps') continue;
+    if (key === 'handler_on' && isSubDag) continue;
+    if (key === 'env' && raw.env !== undefined) out.env = [...envList(value), ...envList(raw.env)];
+    else if (!(key in raw)) out[key] = value;
+  }
+  return out;
+}
+
+function toDag(doc: unknown, fallbackName: string, options: LoadDagOptions, isSubDag: boolean): { dag?: Dag; errors: string[] } {
+  if (!isRecord(doc)) {
+    return { errors: [doc === undefined || doc === null ? 'the definition is empty' : `the definition must be a YAML mapping, got ${describeType(doc)}`] };
+  }
+  const issues = new Issues();
+  const dag = normalizeDag(withBase(doc, options.base, isSubDag), fallbackName, issues);
+  return issues.count > 0 ? { errors: issues.list } : { dag, errors: [] };
+}
+
+function localDagsOf(docs: unknown[], options: LoadDagOptions): LocalDag[] {
+  const seen = new Set<string>();
+  return docs.map((doc, i) => {
+    const name = isRecord(doc) && typeof doc.name === 'string' ? doc.name : `document_${i + 2}`;
+    if (!isRecord(doc) || typeof doc.name !== 'string') {
+      return { name, errors: [`document ${i + 2}: a local DAG needs a name`] };
+    }
+    const result = toDag(doc, name, options, true);
+    const errors = [...result.errors];
+    if (seen.has(name)) errors.push(`duplicate local DAG name "${name}"`);
+    seen.add(name);
+    return { name, ...(result.dag !== undefined && errors.length === 0 ? { dag: result.dag } : {}), errors };
+  });
+}
+
+/**
+ * Loads one DAG file. The first YAML document is the DAG; the others are local DAGs its steps
+ * can call by name. Returns every problem at once and never throws, whatever the input.
+ */
+export function loadDag(text: string, options: LoadDagOptions = {}): DagLoadResult {
+  try {
+    const { docs, errors } = parseDocuments(text);
+    if (docs.length === 0) return { localDags: [], errors: errors.length > 0 ? errors : ['the definition is empty'] };
+    const fallbackName = options.fileName ?? 'dag';
+    const main = errors.length > 0 && docs[0] === undefined ? { errors: [] } : toDag(docs[0], fallbackName, options, options.isSubDag ?? false);
+    const localDags = localDagsOf(docs.slice(1), options);
+    const allErrors = [...errors, ...main.errors];
+    return { ...(main.dag !== undefined && allErrors.length === 0 ? { dag: main.dag } : {}), localDags, errors: allErrors };
+  } catch (error) {
+    // Validation must never surface an exception; this is the last line of that promise.
+    return { localDags: [], errors: [`internal validation error: ${(error as Error).message}`] };
+  }
+}
+
+/** Reads a base configuration file; it must be a valid partial DAG without steps. */
+export function parseBaseConfig(text: string): { base?: BaseConfig; errors: string[] } {
+  const { docs, errors } = parseDocuments(text);
+  if (errors.length > 0) return { errors };
+  const doc = docs[0];
+  if (doc === undefined || doc === null) return { base: { raw: {} }, errors: [] };
+  if (!isRecord(doc)) return { errors: [`the base configuration must be a YAML mapping, got ${describeType(doc)}`] };
+  if (doc.steps !== undefined) return { errors: ['steps: a base configuration cannot define steps'] };
+  const issues = new Issues();
+  normalizeDag({ ...doc, steps: [{ name: 'base_check', command: 'true' }] }, 'base', issues);
+  return issues.count > 0 ? { errors: issues.list } : { base: { raw: doc }, errors: [] };
+}

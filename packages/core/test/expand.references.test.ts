@@ -4,54 +4,123 @@ import { expandReferences, expandVariables, readJsonPath } from '@trellis/core';
 
 const vars: Record<string, string> = {
   NAME: 'world',
-  JSON: '{"user":{"name":"Ada","tags":["x","y"],"age":36,"admin":true,"none":null,"obj":{"k":1}},"list":[{"id":7}]}',
+  JSON: '{"user":{"name":"Ada","tags":["x","y"],"age":36,"pi":3.5,"admin":true,"off":false,"none":null,"obj":{"k":1},"empty":"","ünï":"ok","a-b":"dash"},"list":[{"id":7},[1,2]]}',
+  ARR: '["a",{"b":[null,"deep"]}]',
+  NUM: '42',
+  STR: '"quoted json string"',
   EMPTY: '',
-  UNI: 'héllo ✓',
+  UNI: 'héllo ✓ 🌍',
+  REF: '${NAME}',
+  '1': 'first positional',
 };
-const lookup = (name: string): string | undefined => vars[name];
+const lookup = (name: string): string | undefined => (Object.hasOwn(vars, name) ? vars[name] : undefined);
+const expand = (text: string): string => expandVariables(text, lookup);
 
-describe('variable expansion', () => {
-  test('plain references and unicode', () => {
-    assert.equal(expandVariables('hello ${NAME}, ${UNI}!', lookup), 'hello world, héllo ✓!');
-    assert.equal(expandVariables('[${EMPTY}]', lookup), '[]');
-    assert.equal(expandVariables('no refs here', lookup), 'no refs here');
+describe('${NAME} references', () => {
+  test('plain values, empty values and unicode', () => {
+    assert.equal(expand('hello ${NAME}, ${UNI}!'), 'hello world, héllo ✓ 🌍!');
+    assert.equal(expand('[${EMPTY}]'), '[]');
+    assert.equal(expand('${NAME}${NAME}'), 'worldworld');
+    assert.equal(expand('no refs here, just $ and { }'), 'no refs here, just $ and { }');
+    assert.equal(expand(''), '');
   });
 
-  test('JSON paths: strings raw, other values as JSON', () => {
-    assert.equal(expandVariables('${JSON.user.name}', lookup), 'Ada');
-    assert.equal(expandVariables('${JSON.user.tags[1]}', lookup), 'y');
-    assert.equal(expandVariables('${JSON.user.age}/${JSON.user.admin}/${JSON.user.none}', lookup), '36/true/null');
-    assert.equal(expandVariables('${JSON.user.obj}', lookup), '{"k":1}');
-    assert.equal(expandVariables('${JSON.list[0].id}', lookup), '7');
+  test('positional params by number', () => {
+    assert.equal(expand('${1} / ${2}'), 'first positional / ${2}');
   });
 
-  test('unknown names, missing paths and non-JSON values are left as written', () => {
-    assert.equal(expandVariables('${MISSING} ${JSON.user.nope} ${NAME.field} ${JSON.list[5].id}', lookup), '${MISSING} ${JSON.user.nope} ${NAME.field} ${JSON.list[5].id}');
+  test('one pass: a value that looks like a reference is not expanded again', () => {
+    assert.equal(expand('${REF}'), '${NAME}');
   });
 
-  test('shell syntax passes through untouched', () => {
-    assert.equal(expandVariables('${NAME:-x} ${#NAME} ${NAME/a/b} $(date) ${ NAME }', lookup), '${NAME:-x} ${#NAME} ${NAME/a/b} $(date) ${ NAME }');
+  test('unknown names are left exactly as written', () => {
+    assert.equal(expand('${MISSING} and ${missing.path[0]}'), '${MISSING} and ${missing.path[0]}');
+    assert.equal(expand('${toString} ${__proto__} ${constructor.name}'), '${toString} ${__proto__} ${constructor.name}');
   });
 
-  test('$${ escapes a literal ${; bare $NAME only on request', () => {
-    assert.equal(expandVariables('$${NAME} ${NAME}', lookup), '${NAME} world');
-    assert.equal(expandVariables('$NAME and $MISSING', lookup), '$NAME and $MISSING');
-    assert.equal(expandVariables('$NAME and $MISSING', lookup, { bare: true }), 'world and $MISSING');
+  test('shell syntax that is not a reference passes through untouched', () => {
+    for (const text of ['${NAME:-x}', '${#NAME}', '${NAME/a/b}', '$(date)', '${ NAME }', '${NAME', '${}', '${NAME.}', '${.x}', '${NAME[x]}', '${NAME[-1]}', '${9x}', '$', '${', '}']) {
+      assert.equal(expand(text), text);
+    }
   });
 
-  test('a resolver receives the head and the path segments (step references)', () => {
-    const seen: Array<[string, string[]]> = [];
-    const out = expandReferences('${build.stdout} ${child.outputs.result} ${build.exit_code}', (head, path) => {
-      seen.push([head, path]);
-      return `<${head}:${path.join('/')}>`;
-    });
-    assert.equal(out, '<build:stdout> <child:outputs/result> <build:exit_code>');
-    assert.deepEqual(seen[1], ['child', ['outputs', 'result']]);
+  test('nested braces: the inner reference expands, the outer text stays', () => {
+    assert.equal(expand('${A${NAME}}'), '${Aworld}');
+    assert.equal(expand('${${NAME}}'), '${world}');
+    assert.equal(expand('{${NAME}}'), '{world}');
+  });
+});
+
+describe('JSON paths', () => {
+  test('strings come out raw, everything else as JSON', () => {
+    assert.equal(expand('${JSON.user.name}'), 'Ada');
+    assert.equal(expand('${JSON.user.tags[1]} ${JSON.user.tags.0}'), 'y x');
+    assert.equal(expand('${JSON.user.age}/${JSON.user.pi}/${JSON.user.admin}/${JSON.user.off}/${JSON.user.none}'), '36/3.5/true/false/null');
+    assert.equal(expand('${JSON.user.obj} ${JSON.user.tags}'), '{"k":1} ["x","y"]');
+    assert.equal(expand('[${JSON.user.empty}]'), '[]');
+    assert.equal(expand('${JSON.list[0].id} ${JSON.list[1][1]}'), '7 2');
+    assert.equal(expand('${ARR[1].b[1]} ${ARR[1].b[0]}'), 'deep null');
+    assert.equal(expand('${JSON.user.ünï} ${JSON.user.a-b}'), 'ok dash');
   });
 
-  test('readJsonPath', () => {
+  test('a value without a path is the value itself, JSON or not', () => {
+    assert.equal(expand('${JSON}'), vars.JSON);
+    assert.equal(expand('${STR} ${NUM}'), '"quoted json string" 42');
+  });
+
+  test('missing paths, out-of-range indexes and non-JSON values are left as written', () => {
+    for (const text of ['${JSON.user.nope}', '${JSON.list[5].id}', '${NAME.field}', '${NUM.x}', '${STR.length}', '${JSON.user.tags.length}', '${JSON.user.name.first}', '${JSON.user.none.x}', '${JSON.user.__proto__}', '${JSON.user.tags[1x]}']) {
+      assert.equal(expand(text), text);
+    }
+  });
+
+  test('readJsonPath directly', () => {
     assert.equal(readJsonPath('[1,[2,3]]', ['1', '0']), '2');
+    assert.equal(readJsonPath('{"a":{"b":"c"}}', []), '{"a":{"b":"c"}}');
+    assert.equal(readJsonPath('"text"', []), 'text');
     assert.equal(readJsonPath('not json', ['a']), undefined);
     assert.equal(readJsonPath('{"a":1}', ['__proto__']), undefined);
+    assert.equal(readJsonPath('{"a":1}', ['hasOwnProperty']), undefined);
+    assert.equal(readJsonPath('[1,2]', ['length']), undefined);
+  });
+});
+
+describe('escapes and bare $NAME', () => {
+  test('$${ writes a literal ${', () => {
+    assert.equal(expand('$${NAME} ${NAME}'), '${NAME} world');
+    assert.equal(expand('$${'), '${');
+    assert.equal(expand('$$${NAME}'), '$${NAME}');
+    assert.equal(expand('$${NAME.x[0]} $${ $${'), '${NAME.x[0]} ${ ${');
+  });
+
+  test('bare $NAME is left for the shell unless asked for', () => {
+    assert.equal(expand('$NAME and $MISSING and $$ and $1'), '$NAME and $MISSING and $$ and $1');
+    assert.equal(expandVariables('$NAME and $MISSING, $NAME_x', lookup, { bare: true }), 'world and $MISSING, $NAME_x');
+    assert.equal(expandVariables('$$NAME costs $5', lookup, { bare: true }), '$NAME costs $5');
+    assert.equal(expandVariables('$NAME.x ${NAME}', lookup, { bare: true }), 'world.x world');
+  });
+});
+
+describe('a resolver for step references', () => {
+  const steps: Record<string, Record<string, string>> = {
+    build: { stdout: '/logs/build.out', stderr: '/logs/build.err', exit_code: '0' },
+    child: { 'outputs.result': 'done', 'outputs.count': '3' },
+  };
+  const resolver = (head: string, path: string[]): string | undefined => steps[head]?.[path.join('.')];
+
+  test('receives the head and the path segments', () => {
+    assert.equal(expandReferences('${build.stdout} ${build.stderr} ${build.exit_code}', resolver), '/logs/build.out /logs/build.err 0');
+    assert.equal(expandReferences('${child.outputs.result}=${child.outputs.count}', resolver), 'done=3');
+    assert.equal(expandReferences('${child.outputs.missing} ${nobody.stdout}', resolver), '${child.outputs.missing} ${nobody.stdout}');
+    const seen: Array<[string, string[]]> = [];
+    expandReferences('${a} ${b.c[2].d} ${1}', (head, path) => {
+      seen.push([head, path]);
+      return undefined;
+    });
+    assert.deepEqual(seen, [['a', []], ['b', ['c', '2', 'd']], ['1', []]]);
+  });
+
+  test('bare references reach the resolver with an empty path', () => {
+    assert.equal(expandReferences('$build', (head, path) => `${head}:${path.length}`, { bare: true }), 'build:0');
   });
 });

@@ -1,16 +1,22 @@
 /**
- * `${...}` references, expanded as a pure function.
- *  - `${NAME}`: the value of NAME.
- *  - `${NAME.a.b[0]}`: NAME's value parsed as JSON and walked; strings come out raw, other
- *    values as JSON. Step references (`${step.stdout}`, `${step.exit_code}`,
- *    `${STEP.outputs.key}`) go through the same resolver, which the engine supplies.
- *  - A reference nothing resolves is left exactly as written, so the shell may still expand it
- *    (and `${VAR:-default}` style shell syntax passes through untouched).
- *  - `$${` writes a literal `${`. Bare `$NAME` is expanded only when asked (`bare: true`), since
- *    in commands the shell does that itself from the environment.
+ * `${...}` references, expanded as a pure function (one pass: a substituted value is never
+ * expanded again, so values cannot inject references).
+ *  - `${NAME}`: the value of NAME. NAME is an identifier, or digits for positional params (`${1}`).
+ *  - `${NAME.a.b[0]}` (also `${NAME.a.0}`): a path after the name. `expandVariables` reads it from
+ *    NAME's value parsed as JSON (strings raw, other values as JSON). `expandReferences` hands the
+ *    head and the path segments to a resolver the engine supplies, which is how step references
+ *    resolve: `${step.stdout}`, `${step.stderr}`, `${step.exit_code}`, `${STEP.outputs.key}`.
+ *  - A reference nothing resolves is left exactly as written, so the shell may still expand it;
+ *    shell forms that are not references (`${VAR:-x}`, `${#VAR}`, `${ VAR }`, `$(cmd)`) pass through.
+ *  - `$${` writes a literal `${` (read left to right: `$$${X}` is `$` then the escape, `$${X}`).
+ *  - Bare `$NAME` is left for the shell, which expands it from the environment; with
+ *    `{ bare: true }` (for values that never reach a shell) it is expanded too, and `$$` escapes it.
  */
+import { readJsonPath } from './json-path.js';
 
-/** Resolves a reference: `head` is the name before the first `.` or `[`, `path` the rest. */
+export { readJsonPath };
+
+/** Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after it. */
 export type ReferenceResolver = (head: string, path: string[]) => string | undefined;
 
 export interface ExpandOptions {
@@ -18,36 +24,24 @@ export interface ExpandOptions {
   bare?: boolean;
 }
 
-const REFERENCE = /\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_-]+|\[\d+\])*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g;
+const HEAD = '[A-Za-z_][A-Za-z0-9_]*|\\d+';
+const SEGMENT = String.raw`\.[\p{L}\p{N}_-]+|\[\d+\]`;
+const REFERENCE = new RegExp(String.raw`\$\$\{|\$\{(${HEAD})((?:${SEGMENT})*)\}|(\$)?\$([A-Za-z_][A-Za-z0-9_]*)`, 'gu');
+const SEGMENTS = new RegExp(String.raw`\.([\p{L}\p{N}_-]+)|\[(\d+)\]`, 'gu');
 
 function splitPath(text: string): string[] {
-  const out: string[] = [];
-  for (const match of text.matchAll(/\.([A-Za-z0-9_-]+)|\[(\d+)\]/g)) out.push(match[1] ?? match[2] ?? '');
-  return out;
-}
-
-/** Walks a JSON document along `path`; undefined when the text is not JSON or the path is missing. */
-export function readJsonPath(json: string, path: string[]): string | undefined {
-  let current: unknown;
-  try {
-    current = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
-  for (const segment of path) {
-    if (Array.isArray(current) && /^\d+$/.test(segment)) current = current[Number(segment)];
-    else if (current !== null && typeof current === 'object' && Object.hasOwn(current, segment)) current = (current as Record<string, unknown>)[segment];
-    else return undefined;
-    if (current === undefined) return undefined;
-  }
-  return typeof current === 'string' ? current : JSON.stringify(current);
+  return [...text.matchAll(SEGMENTS)].map((m) => m[1] ?? m[2] ?? '');
 }
 
 export function expandReferences(text: string, resolve: ReferenceResolver, options: ExpandOptions = {}): string {
   if (!text.includes('$')) return text;
-  return text.replace(REFERENCE, (whole, head: string | undefined, pathText: string | undefined, bare: string | undefined) => {
+  return text.replace(REFERENCE, (whole: string, head?: string, pathText?: string, escape?: string, bare?: string) => {
     if (whole === '$${') return '${';
-    if (bare !== undefined) return options.bare === true ? (resolve(bare, []) ?? whole) : whole;
+    if (bare !== undefined) {
+      if (options.bare !== true) return whole;
+      if (escape !== undefined) return `$${bare}`;
+      return resolve(bare, []) ?? whole;
+    }
     return resolve(head ?? '', splitPath(pathText ?? '')) ?? whole;
   });
 }

@@ -23,8 +23,11 @@ function literalDefault(def: ParamDef): string {
 }
 
 /**
- * `name="value"` pairs separated by spaces; positional params as a bare `"value"`. A param whose
- * default is only an `eval` template shows as `name=""`: templates are never evaluated for display.
+ * The contract's `defaultParams`: `name="value"` pairs separated by single spaces, `"` and `\`
+ * escaped; positional params as a bare `"value"` in their place. A param whose default is only an
+ * `eval` template shows as `name=""`: templates are never evaluated for display (they may run
+ * commands), and printing the template itself would be sent back verbatim as a literal value by
+ * clients that start runs with this string.
  */
 export function formatDefaultParams(spec: ParamSpec): string {
   return spec.defs
@@ -37,7 +40,7 @@ export function renderParamDefs(spec: ParamSpec): ParamDefPayload[] {
     const out: ParamDefPayload = { name: def.name, type: def.type };
     if (def.description !== undefined) out.description = def.description;
     if (def.default !== undefined) out.default = def.default;
-    if (def.enum !== undefined) out.enum = def.enum;
+    if (def.enum !== undefined) out.enum = [...def.enum];
     if (def.pattern !== undefined) out.pattern = def.pattern;
     if (def.minimum !== undefined) out.minimum = def.minimum;
     if (def.maximum !== undefined) out.maximum = def.maximum;

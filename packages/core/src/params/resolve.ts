@@ -1,21 +1,38 @@
+/**
+ * Resolves the `params` of a start request against a DAG's declarations.
+ *
+ * Input (the request's JSON string): an object of named values; an array of positional/mixed
+ * values (`"KEY=value"` strings and single-key maps are named, other scalars positional); or, for
+ * CLI users, shell-style text (`KEY=v "other word"`), which is also how a JSON string or a bare
+ * JSON number/boolean is read. A `null` value means "not supplied".
+ *
+ * Rules: values are coerced to the declared type (`"42"` is a fine integer, `"4.2"` is not) and
+ * checked against enum, pattern and bounds. In a typed spec a blank string counts as not supplied
+ * (a form field left empty), so a required param needs a non-blank value; in a legacy spec `KEY=`
+ * sets an empty value, as in a shell. Unsupplied params
+ * take their `eval` template when they have one (marked `evaluate` for the engine: it wins over a
+ * literal `default`, which exists for display), else their literal default. Typed specs reject
+ * unknown names and extra positional values (unless the JSON Schema allows additional
+ * properties); legacy specs accept them, appended after the declared params, as shell users expect.
+ */
 import type { ParamDef, ParamSpec, ResolvedParams } from '../model/dag.js';
-import { checkValue } from './parse.js';
+import { PARAM_NAME, checkValue, type ParamValue } from './constraints.js';
 import { splitShellWords } from './shell-words.js';
-
-const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-type Supplied = string | number | boolean;
-
-interface Input {
-  named: Map<string, Supplied>;
-  positional: Supplied[];
-}
 
 export type ResolveParamsResult = { ok: true; params: ResolvedParams } | { ok: false; errors: string[] };
 
+interface Input {
+  named: Map<string, ParamValue>;
+  positional: ParamValue[];
+}
+
+function isScalar(value: unknown): value is ParamValue {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
 function addWord(word: string, input: Input): void {
   const eq = word.indexOf('=');
-  if (eq > 0 && NAME.test(word.slice(0, eq))) input.named.set(word.slice(0, eq), word.slice(eq + 1));
+  if (eq > 0 && PARAM_NAME.test(word.slice(0, eq))) input.named.set(word.slice(0, eq), word.slice(eq + 1));
   else input.positional.push(word);
 }
 
@@ -25,11 +42,18 @@ function fromShellText(text: string, input: Input, errors: string[]): void {
   else for (const word of words) addWord(word, input);
 }
 
-function isScalar(value: unknown): value is Supplied {
-  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+function fromArray(items: unknown[], input: Input, errors: string[]): void {
+  items.forEach((item, i) => {
+    if (typeof item === 'string') addWord(item, input);
+    else if (isScalar(item)) input.positional.push(item);
+    else if (item !== null && typeof item === 'object' && !Array.isArray(item) && Object.keys(item).length === 1) {
+      const [name, value] = Object.entries(item as Record<string, unknown>)[0] ?? ['', undefined];
+      if (isScalar(value)) input.named.set(name, value);
+      else if (value !== null) errors.push(`params[${i}].${name}: must be a string, number or boolean`);
+    } else if (item !== null) errors.push(`params[${i}]: must be a string, number, boolean or a single NAME: value map`);
+  });
 }
 
-/** A start request's `params`: a JSON object (named), a JSON array (positional/mixed), or shell-style text. */
 function readInput(paramsJson: string | undefined, errors: string[]): Input {
   const input: Input = { named: new Map(), positional: [] };
   if (paramsJson === undefined || paramsJson.trim() === '') return input;
@@ -40,55 +64,53 @@ function readInput(paramsJson: string | undefined, errors: string[]): Input {
     fromShellText(paramsJson, input, errors);
     return input;
   }
-  if (typeof parsed === 'string') {
-    fromShellText(parsed, input, errors);
-  } else if (Array.isArray(parsed)) {
-    parsed.forEach((item, i) => {
-      if (typeof item === 'string') addWord(item, input);
-      else if (isScalar(item)) input.positional.push(item);
-      else if (item !== null) errors.push(`params[${i}]: must be a string, number or boolean`);
-    });
-  } else if (parsed !== null && typeof parsed === 'object') {
-    for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+  if (Array.isArray(parsed)) fromArray(parsed, input, errors);
+  else if (typeof parsed === 'string') fromShellText(parsed, input, errors);
+  else if (typeof parsed === 'number' || typeof parsed === 'boolean') fromShellText(paramsJson, input, errors);
+  else if (parsed !== null && typeof parsed === 'object') {
+    for (const [name, value] of Object.entries(parsed)) {
       if (isScalar(value)) input.named.set(name, value);
       else if (value !== null) errors.push(`params.${name}: must be a string, number or boolean`);
     }
-  } else if (parsed !== null) {
-    errors.push('params: must be a JSON object of named values or an array of positional values');
   }
   return input;
 }
 
-function show(value: Supplied): string {
-  return typeof value === 'string' ? `"${value}"` : String(value);
+function show(value: ParamValue): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
-/** Coerces a supplied value to the param's type: `"42"` is a fine integer, `"4.2"` is not. */
-function coerce(def: ParamDef, value: Supplied): { value: string | number | boolean } | { error: string } {
+const INTEGER = /^[+-]?\d+$/;
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
+
+/** Coerces a supplied value to the param's type; decimal notation only (no hex, no Infinity). */
+function coerce(def: ParamDef, value: ParamValue): { value: ParamValue } | { error: string } {
+  const text = typeof value === 'string' ? value.trim() : undefined;
   switch (def.type) {
     case 'string':
       return { value: String(value) };
     case 'integer': {
-      if (typeof value === 'number' && Number.isInteger(value)) return { value };
-      if (typeof value === 'string' && /^[+-]?\d+$/.test(value.trim())) return { value: Number(value.trim()) };
+      const n = text !== undefined && INTEGER.test(text) ? Number(text) : value;
+      if (typeof n === 'number' && Number.isSafeInteger(n)) return { value: n };
+      if (typeof n === 'number' && Number.isInteger(n)) return { error: `must be an integer between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}, got ${show(value)}` };
       return { error: `must be an integer, got ${show(value)}` };
     }
     case 'number': {
-      if (typeof value === 'number' && Number.isFinite(value)) return { value };
-      if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return { value: Number(value) };
+      const n = text !== undefined && DECIMAL.test(text) ? Number(text) : value;
+      if (typeof n === 'number' && Number.isFinite(n)) return { value: n };
       return { error: `must be a number, got ${show(value)}` };
     }
     case 'boolean': {
       if (typeof value === 'boolean') return { value };
-      if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return { value: value.trim().toLowerCase() === 'true' };
+      if (text !== undefined && /^(true|false)$/i.test(text)) return { value: text.toLowerCase() === 'true' };
       return { error: `must be a boolean (true or false), got ${show(value)}` };
     }
   }
 }
 
-function resolveDef(def: ParamDef, supplied: Supplied | undefined, errors: string[]): ResolvedParams[number] | undefined {
+function resolveDef(def: ParamDef, supplied: ParamValue | undefined, typed: boolean, errors: string[]): ResolvedParams[number] | undefined {
   const where = `params.${def.name}`;
-  if (supplied !== undefined) {
+  if (supplied !== undefined && !(typed && typeof supplied === 'string' && supplied.trim() === '')) {
     const coerced = coerce(def, supplied);
     if ('error' in coerced) {
       errors.push(`${where}: ${coerced.error}`);
@@ -101,43 +123,41 @@ function resolveDef(def: ParamDef, supplied: Supplied | undefined, errors: strin
     }
     return { name: def.name, value: String(coerced.value) };
   }
-  if (def.default !== undefined) return { name: def.name, value: String(def.default) };
   if (def.eval !== undefined) return { name: def.name, value: def.eval, evaluate: true };
-  if (def.required === true) {
+  const fallback = def.default === undefined ? '' : String(def.default);
+  if (def.required === true && fallback === '') {
     errors.push(`${where}: is required`);
     return undefined;
   }
-  return { name: def.name, value: '' };
+  return { name: def.name, value: fallback };
 }
 
-/**
- * Validates and coerces the params of a start request against the DAG's definitions. Declared
- * params come first in declaration order; for untyped (legacy) params, extra names and extra
- * positional values are accepted and appended, as shell users expect.
- */
+/** Validates and coerces a start request's params; values come out as strings in declaration order, then extras. */
 export function resolveStartParams(spec: ParamSpec, paramsJson: string | undefined): ResolveParamsResult {
   const errors: string[] = [];
   const input = readInput(paramsJson, errors);
   const byName = new Map(spec.defs.map((d) => [d.name, d]));
   const positionalDefs = spec.defs.filter((d) => d.position !== undefined).sort((a, b) => (a.position ?? 0) - (b.position ?? 0));
-  const supplied = new Map<string, Supplied>();
+  const strict = spec.typed === true && spec.schema?.additionalProperties !== true;
+  const supplied = new Map<string, ParamValue>();
   const extras: ResolvedParams = [];
 
   input.positional.forEach((value, i) => {
     const def = positionalDefs[i];
     if (def !== undefined) supplied.set(def.name, value);
-    else if (spec.typed === true) errors.push(`params[${i}]: unexpected positional value ${show(value)} (this DAG takes ${positionalDefs.length})`);
+    else if (strict) errors.push(`params[${i}]: unexpected positional value ${show(value)} (this DAG takes ${positionalDefs.length === 0 ? 'only named params' : `${positionalDefs.length} positional`})`);
     else extras.push({ name: String(i + 1), value: String(value) });
   });
   for (const [name, value] of input.named) {
     if (byName.has(name)) supplied.set(name, value);
-    else if (spec.typed === true) errors.push(`params.${name}: unknown parameter (declared: ${[...byName.keys()].join(', ') || 'none'})`);
+    else if (strict) errors.push(`params.${name}: unknown parameter (declared: ${[...byName.keys()].join(', ') || 'none'})`);
+    else if (!PARAM_NAME.test(name)) errors.push(`params.${name}: is not a valid parameter name`);
     else extras.push({ name, value: String(value) });
   }
 
   const params: ResolvedParams = [];
   for (const def of spec.defs) {
-    const resolved = resolveDef(def, supplied.get(def.name), errors);
+    const resolved = resolveDef(def, supplied.get(def.name), spec.typed === true, errors);
     if (resolved !== undefined) params.push(resolved);
   }
   if (errors.length > 0) return { ok: false, errors };

@@ -1,1 +1,5 @@
-export {};
+export * from './types.js';
+export { MemoryReporter } from './reporting/memory-reporter.js';
+export { runDag, ApprovalError, type RunHandle } from './run/runner.js';
+export { MASK } from './logs/secret-masker.js';
+export type { StepExecutor, StepExecutionContext, StepExecutionResult } from './executors/types.js';

@@ -24,6 +24,8 @@ export interface StepExecutionContext {
   stopSignal: NodeJS.Signals;
   /** How long to wait after `stopSignal` before SIGKILL of the whole process group. */
   killAfterMs: number;
+  /** Positional params ($1, $2, ...) for shell commands. */
+  positionalParams?: string[];
 }
 
 export interface StopRequest {

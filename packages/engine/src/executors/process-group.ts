@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+
+export interface SpawnedResult {
+  exitCode: number;
+  signal: NodeJS.Signals | null;
+  stopped: boolean;
+  error?: string;
+}
+
+export interface GroupSpawnOptions {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  stdout: Writable;
+  stderr: Writable;
+  signal: AbortSignal;
+  stopSignal: NodeJS.Signals;
+  killAfterMs: number;
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: the group is already gone.
+  }
+}
+
+/**
+ * Runs one process in a process group of its own, so stopping it reaches every process it
+ * started. On stop: `stopSignal` to the group, SIGKILL after `killAfterMs`. When the main
+ * process exits, whatever it left running in its group is killed too: a step never leaves
+ * orphans behind, whether it finished, failed or was stopped.
+ */
+export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedResult> {
+  return new Promise((resolve) => {
+    const [command, ...args] = options.argv;
+    let child: ChildProcess;
+    try {
+      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (error) {
+      resolve({ exitCode: 127, signal: null, stopped: false, error: (error as Error).message });
+      return;
+    }
+    let stopped = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    let spawnError: string | undefined;
+    let exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+
+    const onAbort = (): void => {
+      stopped = true;
+      killGroup(child, options.stopSignal);
+      killTimer = setTimeout(() => killGroup(child, 'SIGKILL'), options.killAfterMs);
+      killTimer.unref();
+    };
+    if (options.signal.aborted) onAbort();
+    else options.signal.addEventListener('abort', onAbort, { once: true });
+
+    child.stdout?.pipe(options.stdout, { end: false });
+    child.stderr?.pipe(options.stderr, { end: false });
+    child.on('error', (error) => {
+      spawnError = error.message;
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Leftover background processes would hold the pipes open and outlive the step.
+      killGroup(child, 'SIGKILL');
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(killTimer);
+      options.signal.removeEventListener('abort', onAbort);
+      const final = exit ?? { code, signal };
+      const exitCode = final.code ?? (final.signal !== null ? 128 + signalNumber(final.signal) : 1);
+      const result: SpawnedResult = { exitCode: spawnError !== undefined && final.code === null ? 127 : exitCode, signal: final.signal, stopped };
+      if (spawnError !== undefined) result.error = spawnError;
+      resolve(result);
+    });
+  });
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGUSR1: 10, SIGUSR2: 12, SIGTERM: 15 };
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return SIGNAL_NUMBERS[signal] ?? 0;
+}

@@ -1,0 +1,718 @@
+import { mkdir } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { isAbsolute, join, resolve } from 'node:path';
+import { finished } from 'node:stream/promises';
+import {
+  NodeStatus,
+  RunStatus,
+  expandReferences,
+  outputsStatusWord,
+  readJsonPath,
+  runStatusLabel,
+  type Dag,
+  type HandlerKind,
+  type Step,
+} from '@trellis/core';
+import type { ApprovalInputs, RunOptions, RunOutputs, RunResult, RunSnapshot, SubRunHandle } from '../types.js';
+import { LogSink } from '../logs/log-sink.js';
+import { SecretMasker } from '../logs/secret-masker.js';
+import { executorFor } from '../executors/registry.js';
+import type { StepExecutionResult, StopRequest } from '../executors/types.js';
+import { NodeState } from './node-state.js';
+import { filterHostEnv, loadDotenv, resolveSecrets } from './environment.js';
+import { evaluateAll, conditionSucceeds, conditionValue, matchesExpected, type ConditionContext } from './conditions.js';
+import { backoffDelayMs, continueCovers, repeatLimitReached, shouldRetry } from './policies.js';
+import { outputKey } from './outputs.js';
+
+export class ApprovalError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApprovalError';
+  }
+}
+
+export interface RunHandle {
+  readonly done: Promise<RunResult>;
+  stop(): void;
+  approve(stepName: string, inputs?: ApprovalInputs): void;
+  reject(stepName: string, reason?: string): void;
+  snapshot(): RunSnapshot;
+}
+
+interface ExecutionOutcome extends StepExecutionResult {
+  timedOut: boolean;
+}
+
+const safeFileName = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (ms <= 0 || signal.aborted) return Promise.resolve();
+  return new Promise((resolveSleep) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolveSleep();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Runs one attempt of one DAG run on this host. */
+export class DagRunner implements RunHandle {
+  readonly done: Promise<RunResult>;
+  private readonly dag: Dag;
+  private readonly nodes: NodeState[];
+  private readonly byName = new Map<string, NodeState>();
+  private readonly byRef = new Map<string, NodeState>();
+  private readonly handlerNodes = new Map<HandlerKind, NodeState>();
+  private readonly stopController = new AbortController();
+  private readonly stepControllers = new Set<AbortController>();
+  private readonly children = new Set<SubRunHandle>();
+  private readonly vars = new Map<string, string>();
+  private readonly workDir: string;
+  private readonly runLogPath: string;
+  private masker = new SecretMasker([]);
+  private baseEnv: Record<string, string> = {};
+  private runLog: LogSink | undefined;
+  private status: RunStatus = RunStatus.NotStarted;
+  private startedAt = '';
+  private finishedAt = '';
+  private error = '';
+  private stopReason: StopRequest['kind'] | undefined;
+  private rejected = false;
+  private waitHandlerRan = false;
+  private pumpWaiter: (() => void) | undefined;
+  /** Positional params, passed to shell commands as $1, $2, ... */
+  private positional: string[] = [];
+  /** After the steps, handlers run to completion even though the run was stopped. */
+  private handlerPhase = false;
+
+  constructor(private readonly options: RunOptions) {
+    this.dag = options.dag;
+    this.workDir = options.workDir ?? join(options.logDir, 'work');
+    this.runLogPath = join(options.logDir, 'run.log');
+    this.nodes = this.dag.steps.map((step) => this.newNode(step));
+    for (const node of this.nodes) {
+      this.byName.set(node.step.name, node);
+      this.byRef.set(node.step.name, node);
+      if (node.step.id !== undefined) this.byRef.set(node.step.id, node);
+    }
+    this.done = this.run();
+  }
+
+  stop(): void {
+    this.requestStop('stop');
+  }
+
+  snapshot(): RunSnapshot {
+    const handlers: Record<string, ReturnType<NodeState['snapshot']>> = {};
+    for (const [kind, node] of this.handlerNodes) handlers[kind] = node.snapshot();
+    const id = this.options.identity;
+    return {
+      ...id,
+      status: this.status,
+      statusLabel: runStatusLabel(this.status),
+      startedAt: this.startedAt,
+      finishedAt: this.finishedAt,
+      log: this.runLogPath,
+      params: JSON.stringify(this.options.params.map(({ name, value }) => ({ name, value: this.masker.mask(value) }))),
+      error: this.masker.mask(this.error),
+      nodes: this.nodes.map((n) => n.snapshot()),
+      handlers,
+      waitingSteps: this.nodes.filter((n) => n.waiting).map((n) => n.step.name),
+    };
+  }
+
+  approve(stepName: string, inputs: ApprovalInputs = {}): void {
+    const node = this.waitingNode(stepName);
+    const missing = (node.step.approval?.required ?? []).filter((name) => (inputs[name] ?? '').trim() === '');
+    if (missing.length > 0) throw new ApprovalError(`missing required input: ${missing.join(', ')}`);
+    const allowed = new Set(node.step.approval?.input ?? []);
+    for (const [name, value] of Object.entries(inputs)) if (allowed.has(name)) this.vars.set(name, value);
+    this.log(`step "${stepName}" approved`);
+    node.finish(NodeStatus.Success);
+    this.resumeAfterWait();
+  }
+
+  reject(stepName: string, reason = ''): void {
+    const node = this.waitingNode(stepName);
+    this.rejected = true;
+    this.log(`step "${stepName}" rejected${reason !== '' ? `: ${reason}` : ''}`);
+    node.finish(NodeStatus.Failed, reason !== '' ? `rejected: ${reason}` : 'rejected');
+    this.resumeAfterWait();
+  }
+
+  private waitingNode(stepName: string): NodeState {
+    const node = this.byName.get(stepName);
+    if (node === undefined) throw new ApprovalError(`no step "${stepName}" in this run`);
+    if (!node.waiting) throw new ApprovalError(`step "${stepName}" is not waiting for approval`);
+    return node;
+  }
+
+  private resumeAfterWait(): void {
+    if (this.status === RunStatus.Waiting) this.status = RunStatus.Running;
+    this.emit();
+    this.pump();
+  }
+
+  private newNode(step: Step): NodeState {
+    const base = join(this.options.logDir, safeFileName(step.name));
+    const mode = step.logOutput ?? this.dag.logOutput;
+    return new NodeState(step, `${base}.out`, mode === 'merged' ? `${base}.out` : `${base}.err`);
+  }
+
+  // ---- the run ------------------------------------------------------------------------
+
+  private async run(): Promise<RunResult> {
+    this.status = RunStatus.Running;
+    this.startedAt = new Date().toISOString();
+    let dagTimer: NodeJS.Timeout | undefined;
+    try {
+      await mkdir(this.workDir, { recursive: true });
+      this.runLog = this.newSink(this.runLogPath, 'run');
+      this.log(`run ${this.options.identity.dagRunId} of ${this.dag.name} started (attempt ${this.options.identity.attemptId})`);
+      await this.prepareEnvironment();
+      this.emit();
+      if (this.dag.timeoutSec > 0) dagTimer = setTimeout(() => this.requestStop('dag-timeout'), this.dag.timeoutSec * 1000);
+      await sleep(this.dag.delaySec * 1000, this.stopController.signal);
+      await this.runBody();
+    } catch (error) {
+      this.error = (error as Error).message;
+      this.status = RunStatus.Failed;
+      this.log(`run failed: ${this.error}`);
+    } finally {
+      clearTimeout(dagTimer);
+    }
+    return this.finish();
+  }
+
+  private async runBody(): Promise<void> {
+    if (this.stopReason !== undefined) {
+      for (const node of this.nodes) node.finish(NodeStatus.Cancelled, this.cancelReason());
+      this.status = this.finalStatus();
+      return;
+    }
+    const pre = await evaluateAll(this.dag.preconditions, this.conditionContext(this.baseEnv));
+    if (!pre.met) {
+      this.status = RunStatus.Aborted;
+      this.error = pre.reason;
+      this.log(`not run: ${pre.reason}`);
+      return;
+    }
+    if ((await this.runHandler('init')) === false) {
+      for (const node of this.nodes) node.finish(NodeStatus.Cancelled, 'init handler failed');
+      this.status = RunStatus.Failed;
+      this.error = 'init handler failed';
+      return;
+    }
+    await this.runSteps();
+    this.status = this.finalStatus();
+    this.handlerPhase = true;
+    const handler = this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess ? 'success' : this.status === RunStatus.Failed ? 'failure' : 'abort';
+    if ((await this.runHandler(handler)) === false && handler === 'success') {
+      this.status = RunStatus.Failed;
+      this.error = 'success handler failed';
+    }
+  }
+
+  private async finish(): Promise<RunResult> {
+    this.handlerPhase = true;
+    await this.runHandler('exit');
+    if (this.status === RunStatus.Running || this.status === RunStatus.Waiting) this.status = RunStatus.Failed;
+    this.finishedAt = new Date().toISOString();
+    this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
+    const outputs = this.collectOutputs();
+    this.options.reporter.onOutputs(outputs);
+    if (this.runLog !== undefined) {
+      this.runLog.end();
+      await finished(this.runLog).catch(() => undefined);
+    }
+    const snapshot = this.snapshot();
+    this.options.reporter.onStatus(snapshot);
+    return { status: this.status, snapshot, outputs };
+  }
+
+  private finalStatus(): RunStatus {
+    if (this.rejected) return RunStatus.Rejected;
+    if (this.stopReason === 'stop') return RunStatus.Aborted;
+    if (this.stopReason === 'dag-timeout') {
+      this.error = `run timed out after ${this.dag.timeoutSec}s`;
+      return RunStatus.Failed;
+    }
+    const failed = this.nodes.some((n) => (n.status === NodeStatus.Failed && !n.coveredFailure) || n.status === NodeStatus.Cancelled);
+    if (failed) return RunStatus.Failed;
+    const covered = this.nodes.some((n) => n.coveredFailure);
+    if (!covered) return RunStatus.Success;
+    return this.nodes.some((n) => n.status === NodeStatus.Success) ? RunStatus.PartialSuccess : RunStatus.Failed;
+  }
+
+  private requestStop(kind: StopRequest['kind']): void {
+    if (this.stopReason !== undefined || this.finishedAt !== '') return;
+    this.stopReason = kind;
+    this.log(kind === 'stop' ? 'stop requested' : `run timed out after ${this.dag.timeoutSec}s: stopping`);
+    this.stopController.abort({ kind });
+    for (const controller of this.stepControllers) controller.abort({ kind } satisfies StopRequest);
+    for (const child of this.children) child.stop();
+    for (const node of this.nodes) if (node.waiting) node.finish(NodeStatus.Cancelled, 'run stopped while waiting for approval');
+    this.pump();
+  }
+
+  // ---- environment ----------------------------------------------------------------------
+
+  private async prepareEnvironment(): Promise<void> {
+    const host = this.options.hostEnv ?? process.env;
+    const id = this.options.identity;
+    const baseDir = this.options.baseDir ?? this.workDir;
+    const secrets = { ...(await resolveSecrets(this.dag.secrets, host, baseDir)), ...(this.options.secrets ?? {}) };
+    this.masker = new SecretMasker(Object.values(secrets));
+    const env: Record<string, string> = {
+      ...filterHostEnv(host, this.options.envPassthrough, this.options.envPassthroughPrefixes),
+      DAG_NAME: this.dag.name,
+      DAG_RUN_ID: id.dagRunId,
+      DAG_RUN_LOG_FILE: this.runLogPath,
+      DAG_RUN_WORK_DIR: this.workDir,
+    };
+    if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = join(this.options.docsDir, this.dag.name);
+    else delete env.DAG_DOCS_DIR;
+    for (const [k, v] of Object.entries(env)) this.vars.set(k, v);
+    this.setAll(env, await loadDotenv(this.dag.dotenv, baseDir));
+    for (const entry of this.dag.env) this.setVar(env, entry.key, this.expand(entry.value));
+    const positional: string[] = [];
+    for (const param of this.options.params) {
+      const value = param.evaluate === true ? await conditionValue(param.value, this.conditionContext(env)) : param.value;
+      if (/^\d+$/.test(param.name)) positional.push(value);
+      else this.setVar(env, param.name, value);
+    }
+    this.positional = positional;
+    this.setAll(env, this.options.env ?? {});
+    this.setAll(env, secrets);
+    this.baseEnv = env;
+  }
+
+  private setVar(env: Record<string, string>, key: string, value: string): void {
+    env[key] = value;
+    this.vars.set(key, value);
+  }
+
+  private setAll(env: Record<string, string>, values: Record<string, string>): void {
+    for (const [k, v] of Object.entries(values)) this.setVar(env, k, v);
+  }
+
+  private expand(text: string): string {
+    return expandReferences(text, (head, path) => this.resolveRef(head, path));
+  }
+
+  private resolveRef(head: string, path: string[]): string | undefined {
+    const node = path.length > 0 ? this.byRef.get(head) : undefined;
+    if (node !== undefined) {
+      const [field, key] = path;
+      if (field === 'stdout' && path.length === 1) return node.stdoutPath;
+      if (field === 'stderr' && path.length === 1) return node.stderrPath;
+      if (field === 'exit_code' && path.length === 1) return node.exitCode !== undefined ? String(node.exitCode) : undefined;
+      if (field === 'outputs' && key !== undefined && path.length === 2) return node.childOutputs[key] ?? node.childOutputs[outputKey(key)];
+    }
+    const value = this.vars.get(head);
+    if (value === undefined || path.length === 0) return value;
+    return readJsonPath(value, path);
+  }
+
+  /** The env a step sees: the run's, then everything later steps produced, then its own. */
+  private stepEnv(node: NodeState): Record<string, string> {
+    const env: Record<string, string> = { ...this.baseEnv, ...Object.fromEntries(this.vars) };
+    for (const entry of node.step.env) env[entry.key] = this.expand(entry.value);
+    env.DAG_RUN_STEP_NAME = node.step.name;
+    env.DAG_RUN_STEP_STDOUT_FILE = node.stdoutPath;
+    env.DAG_RUN_STEP_STDERR_FILE = node.stderrPath;
+    return env;
+  }
+
+  private conditionContext(env: Record<string, string>): ConditionContext {
+    return { env, cwd: this.workDir, expand: (text) => this.expand(text) };
+  }
+
+  private workingDirOf(step: Step): string {
+    const dir = step.workingDir ?? this.dag.workingDir;
+    if (dir === undefined) return this.workDir;
+    const expanded = this.expand(dir);
+    return isAbsolute(expanded) ? expanded : resolve(this.options.baseDir ?? this.workDir, expanded);
+  }
+
+  // ---- logs ------------------------------------------------------------------------------
+
+  private newSink(path: string, stream: string, captureBytes?: number, teePath?: string): LogSink {
+    return new LogSink({ path, stream, reporter: this.options.reporter, masker: this.masker, ...(captureBytes !== undefined ? { captureBytes } : {}), ...(teePath !== undefined ? { teePath } : {}) });
+  }
+
+  private log(message: string): void {
+    this.runLog?.write(`${new Date().toISOString()} ${message}\n`);
+  }
+
+  private emit(): void {
+    this.options.reporter.onStatus(this.snapshot());
+  }
+
+  // ---- scheduling ------------------------------------------------------------------------
+
+  private runSteps(): Promise<void> {
+    return new Promise((resolveSteps) => {
+      this.pumpWaiter = resolveSteps;
+      this.pump();
+    });
+  }
+
+  /** Starts what can start, settles what can never run, and ends the step phase when nothing is left. */
+  private pump(): void {
+    if (this.pumpWaiter === undefined) return;
+    let progressed = true;
+    while (progressed) {
+      progressed = false;
+      for (const node of this.nodes) {
+        if (node.status !== NodeStatus.NotStarted || node.inFlight) continue;
+        const decision = this.readiness(node);
+        if (decision === 'wait') continue;
+        if (decision === 'run') {
+          if (this.running() >= this.dag.maxActiveSteps) continue;
+          node.start();
+          this.emit();
+          void this.executeNode(node).finally(() => this.pump());
+          continue;
+        }
+        node.finish(decision === 'skip' ? NodeStatus.Skipped : NodeStatus.Cancelled, decision === 'skip' ? (node.routedOut ? 'not chosen by router' : 'upstream step was skipped') : this.cancelReason());
+        this.emit();
+        progressed = true;
+      }
+    }
+    this.updateWaiting();
+    if (this.nodes.every((n) => n.finished)) {
+      const waiter = this.pumpWaiter;
+      this.pumpWaiter = undefined;
+      waiter();
+    }
+  }
+
+  private cancelReason(): string {
+    if (this.rejected) return 'run rejected';
+    return this.stopReason !== undefined ? 'run stopped' : 'upstream step failed';
+  }
+
+  private running(): number {
+    return this.nodes.filter((n) => n.inFlight && !n.waiting).length;
+  }
+
+  private readiness(node: NodeState): 'run' | 'skip' | 'cancel' | 'wait' {
+    if (this.stopReason !== undefined || this.rejected) return 'cancel';
+    if (node.routedOut) return 'skip';
+    let skip = false;
+    for (const name of node.step.depends) {
+      const dep = this.byName.get(name);
+      if (dep === undefined) continue;
+      if (!dep.finished) return 'wait';
+      if (dep.status === NodeStatus.Cancelled) return 'cancel';
+      if (dep.status === NodeStatus.Failed && !dep.coveredFailure) return 'cancel';
+      if (dep.status === NodeStatus.Skipped && !dep.step.continueOn.skipped) skip = true;
+    }
+    return skip ? 'skip' : 'run';
+  }
+
+  /** The run waits when a step waits for approval and nothing else can move. */
+  private updateWaiting(): void {
+    const waiting = this.nodes.some((n) => n.waiting);
+    if (waiting && this.running() === 0 && this.status === RunStatus.Running) {
+      this.status = RunStatus.Waiting;
+      this.log('waiting for approval');
+      this.emit();
+      if (!this.waitHandlerRan) {
+        this.waitHandlerRan = true;
+        void this.runHandler('wait');
+      }
+    }
+  }
+
+  // ---- one node -----------------------------------------------------------------------------
+
+  private async executeNode(node: NodeState): Promise<void> {
+    const env = this.stepEnv(node);
+    this.log(`step "${node.step.name}" started`);
+    try {
+      const pre = await evaluateAll(node.step.preconditions, this.conditionContext(env));
+      if (!pre.met) {
+        node.finish(NodeStatus.Skipped, pre.reason);
+        this.log(`step "${node.step.name}" skipped: ${pre.reason}`);
+      } else if (node.step.type === 'router') this.route(node);
+      else if (node.step.type === 'dag' || node.step.parallel !== undefined) await this.runSubDags(node);
+      else await this.runWithPolicies(node, env);
+    } catch (error) {
+      node.finish(NodeStatus.Failed, (error as Error).message);
+    }
+    if (!node.waiting) this.log(`step "${node.step.name}" finished: ${node.snapshot().statusLabel}${node.error !== '' ? ` (${node.error})` : ''}`);
+    this.emit();
+  }
+
+  private route(node: NodeState): void {
+    const router = node.step.router;
+    if (router === undefined) return node.finish(NodeStatus.Failed, 'router step has no routes');
+    const value = this.expand(router.value);
+    const chosen = router.routes.find((route) => matchesExpected(value, route.pattern));
+    const targets = new Set(chosen?.targets ?? []);
+    for (const route of router.routes) {
+      for (const target of route.targets) {
+        const targetNode = this.byName.get(target);
+        if (targetNode !== undefined && !targets.has(target)) targetNode.routedOut = true;
+      }
+    }
+    this.log(`router "${node.step.name}": value "${value}" -> ${chosen !== undefined ? chosen.targets.join(', ') : 'no route'}`);
+    node.finish(NodeStatus.Success);
+  }
+
+  private async runWithPolicies(node: NodeState, env: Record<string, string>): Promise<void> {
+    const repeat = node.step.repeatPolicy;
+    let outcome: ExecutionOutcome;
+    for (;;) {
+      outcome = await this.runWithRetries(node, env);
+      node.doneCount += 1;
+      if (repeat === undefined || outcome.stopped === true || outcome.timedOut || repeatLimitReached(repeat, node.doneCount)) break;
+      if (!(await this.shouldRepeat(node, outcome.exitCode, env))) break;
+      this.emit();
+      await sleep(backoffDelayMs(repeat, node.doneCount - 1), this.handlerPhase ? new AbortController().signal : this.stopController.signal);
+      if (this.stopReason !== undefined && !this.handlerPhase) break;
+    }
+    this.settle(node, outcome);
+    if (node.step.approval !== undefined && node.status === NodeStatus.Success) {
+      node.status = NodeStatus.Running;
+      node.finishedAt = '';
+      node.waiting = true;
+      this.log(`step "${node.step.name}" waits for approval${node.step.approval.prompt !== undefined ? `: ${node.step.approval.prompt}` : ''}`);
+    }
+  }
+
+  private async shouldRepeat(node: NodeState, exitCode: number, env: Record<string, string>): Promise<boolean> {
+    const policy = node.step.repeatPolicy;
+    if (policy === undefined) return false;
+    let holds: boolean;
+    if (policy.condition !== undefined) {
+      const ctx = this.conditionContext(env);
+      holds = policy.expected !== undefined ? matchesExpected(await conditionValue(policy.condition, ctx), this.expand(policy.expected)) : await conditionSucceeds(policy.condition, ctx);
+    } else if (policy.exitCode.length > 0) holds = policy.exitCode.includes(exitCode);
+    else return true;
+    return policy.mode === 'while' ? holds : !holds;
+  }
+
+  private async runWithRetries(node: NodeState, env: Record<string, string>): Promise<ExecutionOutcome> {
+    for (;;) {
+      const outcome = await this.executeOnce(node, env);
+      if (outcome.exitCode === 0 || outcome.stopped === true || outcome.timedOut) return outcome;
+      if (!shouldRetry(node.step.retryPolicy, node.retryCount, outcome.exitCode) || node.step.retryPolicy === undefined) return outcome;
+      const delay = backoffDelayMs(node.step.retryPolicy, node.retryCount);
+      node.retryCount += 1;
+      this.log(`step "${node.step.name}" failed (exit ${outcome.exitCode}); retry ${node.retryCount}/${node.step.retryPolicy.limit} in ${delay} ms`);
+      this.emit();
+      await sleep(delay, this.handlerPhase ? new AbortController().signal : this.stopController.signal);
+      if (this.stopReason !== undefined && !this.handlerPhase) return { ...outcome, stopped: true };
+    }
+  }
+
+  /** Turns the last execution into the node's status, continue_on and output variable. */
+  private settle(node: NodeState, outcome: ExecutionOutcome): void {
+    node.exitCode = outcome.exitCode;
+    const output = node.step.output;
+    if (output !== undefined) this.vars.set(output.name, node.output);
+    if (outcome.stopped === true && !outcome.timedOut) return node.finish(NodeStatus.Cancelled, this.stopReason === 'dag-timeout' ? 'run timed out' : 'stopped');
+    if (outcome.timedOut) return node.finish(NodeStatus.Failed, `step timed out after ${node.step.timeoutSec}s`);
+    if (outcome.exitCode === 0) return node.finish(NodeStatus.Success);
+    const error = outcome.error ?? `exit status ${outcome.exitCode}`;
+    if (continueCovers(node.step.continueOn, outcome.exitCode, node.output)) {
+      if (node.step.continueOn.markSuccess) return node.finish(NodeStatus.Success, '');
+      node.coveredFailure = true;
+    }
+    node.finish(NodeStatus.Failed, error);
+  }
+
+  private async executeOnce(node: NodeState, baseEnv: Record<string, string>): Promise<ExecutionOutcome> {
+    const step = this.expandStep(node.step);
+    const env = baseEnv;
+    const merged = (step.logOutput ?? this.dag.logOutput) === 'merged';
+    const capture = this.dag.maxOutputSize;
+    const stdout = this.newSink(node.stdoutPath, `${step.name}/stdout`, capture, step.stdout !== undefined ? this.resolvePath(step.stdout) : undefined);
+    const stderr = merged ? stdout : this.newSink(node.stderrPath, `${step.name}/stderr`, undefined, step.stderr !== undefined ? this.resolvePath(step.stderr) : undefined);
+    const controller = new AbortController();
+    this.stepControllers.add(controller);
+    if (this.stopReason !== undefined && !this.handlerPhase) controller.abort({ kind: this.stopReason } satisfies StopRequest);
+    const timer = step.timeoutSec > 0 ? setTimeout(() => controller.abort({ kind: 'step-timeout' } satisfies StopRequest), step.timeoutSec * 1000) : undefined;
+    let result: StepExecutionResult;
+    try {
+      result = await executorFor(step.type).run({
+        step,
+        env,
+        workingDir: this.workingDirOf(node.step),
+        shell: step.shell ?? this.dag.shell ?? ['sh'],
+        stdout,
+        stderr,
+        signal: controller.signal,
+        stopSignal: step.signalOnStop as NodeJS.Signals,
+        killAfterMs: this.dag.maxCleanUpTimeSec * 1000,
+        positionalParams: this.positional,
+      });
+    } catch (error) {
+      result = { exitCode: 1, error: (error as Error).message };
+    } finally {
+      clearTimeout(timer);
+      this.stepControllers.delete(controller);
+    }
+    await Promise.all([endSink(stdout), merged ? Promise.resolve() : endSink(stderr)]);
+    node.output = stdout.capturedText().trim();
+    if (stdout.truncated) this.log(`output of step "${step.name}" truncated at ${capture} bytes (max_output_size)`);
+    const reason = (controller.signal.reason as StopRequest | undefined)?.kind;
+    return { ...result, stopped: result.stopped === true || controller.signal.aborted, timedOut: reason === 'step-timeout' };
+  }
+
+  private resolvePath(path: string): string {
+    return isAbsolute(path) ? path : join(this.workDir, path);
+  }
+
+  /** The step with `${...}` references in its fields expanded against what the run knows now. */
+  private expandStep(step: Step): Step {
+    const out: Step = {
+      ...step,
+      commands: step.commands.map((c) => this.expand(c)),
+      env: step.env.map((e) => ({ key: e.key, value: this.expand(e.value) })),
+      config: this.expandDeep(step.config) as Record<string, unknown>,
+    };
+    if (step.script !== undefined) out.script = this.expand(step.script);
+    return out;
+  }
+
+  private expandDeep(value: unknown): unknown {
+    if (typeof value === 'string') return this.expand(value);
+    if (Array.isArray(value)) return value.map((v) => this.expandDeep(v));
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.expandDeep(v)]));
+    return value;
+  }
+
+  // ---- sub-DAGs ---------------------------------------------------------------------------
+
+  private parallelItems(node: NodeState): unknown[] | undefined {
+    const parallel = node.step.parallel;
+    if (parallel === undefined) return undefined;
+    if (Array.isArray(parallel.items)) return parallel.items;
+    const text = this.expand(parallel.items).trim();
+    try {
+      const parsed: unknown = JSON.parse(text);
+      if (Array.isArray(parsed)) return parsed as unknown[];
+    } catch {
+      // not JSON: a whitespace-separated list
+    }
+    return text === '' ? [] : text.split(/\s+/);
+  }
+
+  private childRunId(node: NodeState, index: number): string {
+    const id = this.options.identity;
+    return createHash('sha256').update(`${id.dagRunId}/${id.attemptId}/${node.step.name}/${index}`).digest('hex').slice(0, 32);
+  }
+
+  private async runSubDags(node: NodeState): Promise<void> {
+    const launch = this.options.launchSubRun;
+    const dagName = node.step.call;
+    if (launch === undefined || dagName === undefined) return node.finish(NodeStatus.Failed, 'sub-DAG runs are not available in this host');
+    const items = this.parallelItems(node);
+    const list = items ?? [undefined];
+    const params = typeof node.step.params === 'string' ? this.expand(node.step.params) : node.step.params !== undefined ? JSON.stringify(this.expandDeep(node.step.params)) : '';
+    const localDag = this.options.localDags?.find((d) => d.name === dagName);
+    const results: Array<{ status: RunStatus; outputs: Record<string, string>; error?: string }> = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < list.length && this.stopReason === undefined) {
+        const index = next++;
+        const item = list[index];
+        const dagRunId = this.childRunId(node, index);
+        const ref = { dagRunId, name: dagName, params, status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
+        node.subRuns.push(ref);
+        this.emit();
+        const handle = launch({
+          dagName,
+          ...(localDag !== undefined ? { localDag } : {}),
+          dagRunId,
+          params,
+          parent: this.options.identity,
+          ...(node.step.workerSelector !== undefined ? { workerSelector: node.step.workerSelector } : {}),
+          env: item !== undefined ? { ITEM: typeof item === 'string' ? item : JSON.stringify(item) } : {},
+        });
+        this.children.add(handle);
+        const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));
+        this.children.delete(handle);
+        ref.status = result.status;
+        ref.statusLabel = runStatusLabel(result.status);
+        results[index] = result;
+        this.emit();
+      }
+    };
+    const concurrency = items !== undefined ? Math.max(1, node.step.parallel?.maxConcurrent ?? 1) : 1;
+    await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, () => worker()));
+    this.settleSubDags(node, results, items !== undefined);
+  }
+
+  private settleSubDags(node: NodeState, results: Array<{ status: RunStatus; outputs: Record<string, string>; error?: string }>, parallel: boolean): void {
+    const [first] = results;
+    if (!parallel && first !== undefined) node.childOutputs = first.outputs;
+    const outputValue = parallel ? JSON.stringify(results.map((r) => r.outputs)) : JSON.stringify(first?.outputs ?? {});
+    node.output = outputValue;
+    if (node.step.output !== undefined) this.vars.set(node.step.output.name, outputValue);
+    if (this.stopReason !== undefined) return node.finish(NodeStatus.Cancelled, 'stopped');
+    const failed = results.filter((r) => r.status !== RunStatus.Success && r.status !== RunStatus.PartialSuccess);
+    if (failed.length === 0) return node.finish(NodeStatus.Success);
+    const error = `${failed.length} of ${results.length} sub-run(s) did not succeed${failed[0]?.error !== undefined ? `: ${failed[0].error}` : ''}`;
+    if (continueCovers(node.step.continueOn, 1, '')) {
+      if (node.step.continueOn.markSuccess) return node.finish(NodeStatus.Success);
+      node.coveredFailure = true;
+    }
+    node.finish(NodeStatus.Failed, error);
+  }
+
+  // ---- handlers and outputs ---------------------------------------------------------------
+
+  /** Runs a lifecycle handler if the DAG has one; false when it failed. */
+  private async runHandler(kind: HandlerKind): Promise<boolean> {
+    const step = this.dag.handlerOn[kind];
+    if (step === undefined || this.runLog === undefined) return true;
+    const node = this.newNode(step);
+    this.handlerNodes.set(kind, node);
+    node.start();
+    this.emit();
+    this.log(`handler ${kind} started`);
+    await this.runWithPolicies(node, this.stepEnv(node));
+    this.log(`handler ${kind} finished: ${node.snapshot().statusLabel}`);
+    this.emit();
+    return node.status === NodeStatus.Success;
+  }
+
+  private collectOutputs(): RunOutputs {
+    const outputs: Record<string, string> = {};
+    for (const node of this.nodes) {
+      const output = node.step.output;
+      if (output === undefined || output.omit || node.status === NodeStatus.NotStarted) continue;
+      outputs[output.key ?? outputKey(output.name)] = this.masker.mask(node.output);
+    }
+    const id = this.options.identity;
+    return {
+      metadata: {
+        dagName: id.dagName,
+        dagRunId: id.dagRunId,
+        attemptId: id.attemptId,
+        status: outputsStatusWord(this.status),
+        completedAt: this.finishedAt,
+        params: JSON.stringify(this.options.params.map(({ name, value }) => ({ name, value: this.masker.mask(value) }))),
+      },
+      outputs,
+    };
+  }
+}
+
+async function endSink(sink: LogSink): Promise<void> {
+  sink.end();
+  await finished(sink).catch(() => undefined);
+}
+
+/** Starts one attempt of one DAG run; the handle stops, approves, rejects and awaits it. */
+export function runDag(options: RunOptions): RunHandle {
+  return new DagRunner(options);
+}

@@ -145,6 +145,12 @@ export interface RunOptions extends EngineEnvironment {
   launchSubRun?: SubRunLauncher;
   /** Directory that relative `dotenv` paths and `working_dir` resolve against (the DAG file's folder). */
   baseDir?: string;
+  /**
+   * Report every log chunk to the reporter (default true: a remote worker streams them). A host
+   * that reads the log files where they are written turns it off, and steps that need no
+   * capture or masking then write straight to their files, without passing through Node.
+   */
+  streamLogs?: boolean;
 }
 
 export interface RunResult {

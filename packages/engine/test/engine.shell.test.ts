@@ -116,6 +116,25 @@ steps:
     assert.equal(result.reporter.text('separate/stdout'), 'out\n');
   });
 
+  test('without log streaming, plain steps write straight to their files; captured steps still work', async () => {
+    const result = await runYaml(
+      `
+type: graph
+steps:
+  - {name: direct, command: 'echo out; echo err >&2'}
+  - {name: direct-merged, log_output: merged, command: 'echo out; echo err >&2'}
+  - {name: captured, command: echo value, output: VALUE}
+`,
+      { streamLogs: false },
+    );
+    assert.equal(result.status, RunStatus.Success);
+    assert.equal(readLog(nodeOf(result, 'direct').stdout), 'out\n');
+    assert.equal(readLog(nodeOf(result, 'direct').stderr), 'err\n');
+    assert.deepEqual(readLog(nodeOf(result, 'direct-merged').stdout).split('\n').filter(Boolean).sort(), ['err', 'out']);
+    assert.equal(result.outputs.outputs.value, 'value');
+    assert.equal(result.reporter.text('direct/stdout'), '', 'nothing streamed when the host reads the files');
+  });
+
   test('a command that cannot start fails with its message', async () => {
     const result = await runYaml('steps:\n  - name: x\n    command: /nonexistent/binary\n');
     assert.equal(result.status, RunStatus.Failed);

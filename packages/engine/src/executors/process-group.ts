@@ -14,6 +14,9 @@ export interface GroupSpawnOptions {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
+  /** When given, the process writes to these files directly instead of through pipes. */
+  stdoutFd?: number;
+  stderrFd?: number;
   signal: AbortSignal;
   stopSignal: NodeJS.Signals;
   killAfterMs: number;
@@ -39,7 +42,7 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
     const [command, ...args] = options.argv;
     let child: ChildProcess;
     try {
-      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', options.stdoutFd ?? 'pipe', options.stderrFd ?? 'pipe'] });
     } catch (error) {
       resolve({ exitCode: 127, signal: null, stopped: false, error: (error as Error).message });
       return;

@@ -34,7 +34,17 @@ function interpreterOf(ctx: StepExecutionContext): string[] {
 }
 
 function spawnOptions(ctx: StepExecutionContext) {
-  return { env: ctx.env, cwd: ctx.workingDir, stdout: ctx.stdout, stderr: ctx.stderr, signal: ctx.signal, stopSignal: ctx.stopSignal, killAfterMs: ctx.killAfterMs };
+  return {
+    env: ctx.env,
+    cwd: ctx.workingDir,
+    stdout: ctx.stdout,
+    stderr: ctx.stderr,
+    ...(ctx.stdoutFd !== undefined ? { stdoutFd: ctx.stdoutFd } : {}),
+    ...(ctx.stderrFd !== undefined ? { stderrFd: ctx.stderrFd } : {}),
+    signal: ctx.signal,
+    stopSignal: ctx.stopSignal,
+    killAfterMs: ctx.killAfterMs,
+  };
 }
 
 function toResult(result: { exitCode: number; stopped: boolean; error?: string }): StepExecutionResult {

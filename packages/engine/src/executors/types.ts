@@ -26,6 +26,9 @@ export interface StepExecutionContext {
   killAfterMs: number;
   /** Positional params ($1, $2, ...) for shell commands. */
   positionalParams?: string[];
+  /** Open log files a process may write to directly (then `stdout`/`stderr` receive nothing). */
+  stdoutFd?: number;
+  stderrFd?: number;
 }
 
 export interface StopRequest {

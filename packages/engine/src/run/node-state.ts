@@ -3,7 +3,7 @@ import type { NodeSnapshot, SubRunRef } from '../types.js';
 
 /** The mutable state of one step during a run. */
 export class NodeState {
-  readonly payload: StepPayload;
+  payload: StepPayload;
   status: NodeStatus = NodeStatus.NotStarted;
   startedAt = '';
   finishedAt = '';
@@ -30,6 +30,11 @@ export class NodeState {
     readonly stderrPath: string,
   ) {
     this.payload = toStepPayload(step);
+  }
+
+  /** Hides secret values a definition holds literally, before the payload is ever reported. */
+  maskPayload(mask: (text: string) => string): void {
+    this.payload = JSON.parse(mask(JSON.stringify(this.payload))) as StepPayload;
   }
 
   get finished(): boolean {

@@ -1,0 +1,88 @@
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunStatus } from '@trellis/core';
+import { MASK } from '@trellis/engine';
+import { cleanupRuns, nodeOf, readLog, runYaml, tempDir } from './support/run-yaml.js';
+
+after(cleanupRuns);
+
+const hostEnv = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: '/home/tester',
+  LANG: 'C.UTF-8',
+  DAG_FROM_HOST: 'dag-prefixed',
+  SVC_SETTING: 'svc-prefixed',
+  KUBERNETES_SERVICE_HOST: 'k8s',
+  LC_TIME: 'C',
+  AWS_SECRET_ACCESS_KEY: 'must-not-leak',
+  DATABASE_PASSWORD: 'must-not-leak-either',
+  PASSED_THROUGH: 'explicit',
+  TEAM_TOKEN: 'prefix-pass',
+  PROD_DB_PASSWORD: 'hunter2-super-secret',
+};
+
+describe('environment', () => {
+  test('only the allowlist, the prefixes and passthrough settings reach a step', async () => {
+    const result = await runYaml('steps:\n  - {name: env, command: env | sort}\n', { hostEnv, envPassthrough: ['PASSED_THROUGH'], envPassthroughPrefixes: ['TEAM_'] });
+    const seen = Object.fromEntries(
+      readLog(nodeOf(result, 'env').stdout)
+        .trim()
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+    );
+    for (const key of ['HOME', 'LANG', 'DAG_FROM_HOST', 'SVC_SETTING', 'KUBERNETES_SERVICE_HOST', 'LC_TIME', 'PASSED_THROUGH', 'TEAM_TOKEN']) assert.equal(seen[key], hostEnv[key as keyof typeof hostEnv], key);
+    assert.equal(seen.AWS_SECRET_ACCESS_KEY, undefined);
+    assert.equal(seen.DATABASE_PASSWORD, undefined);
+  });
+
+  test('special variables are set', async () => {
+    const docs = tempDir();
+    const result = await runYaml('name: special\nsteps:\n  - name: show\n    command: \'printf "%s\\n" "$DAG_NAME" "$DAG_RUN_ID" "$DAG_RUN_LOG_FILE" "$DAG_RUN_STEP_NAME" "$DAG_RUN_STEP_STDOUT_FILE" "$DAG_RUN_STEP_STDERR_FILE" "$DAG_RUN_WORK_DIR" "$DAG_DOCS_DIR"\'\n', { hostEnv, docsDir: docs });
+    const node = nodeOf(result, 'show');
+    assert.deepEqual(readLog(node.stdout).trim().split('\n'), ['special', 'run-1', result.snapshot.log, 'show', node.stdout, node.stderr, join(result.logDir, 'work'), join(docs, 'special')]);
+  });
+
+  test('DAG_DOCS_DIR is unset when no docs directory is configured', async () => {
+    const result = await runYaml('steps:\n  - {name: s, command: \'echo "[${DAG_DOCS_DIR-unset}]"\'}\n', { hostEnv: { ...hostEnv, DAG_DOCS_DIR: '/from/host' } });
+    assert.equal(readLog(nodeOf(result, 's').stdout), '[unset]\n');
+  });
+
+  test('params become env vars; positional params are $1, $2', async () => {
+    const result = await runYaml('params: "first NAME=default"\nsteps:\n  - {name: s, command: echo "$1 $NAME"}\n', { hostEnv, paramsJson: JSON.stringify(['one', 'NAME=given']) });
+    assert.equal(readLog(nodeOf(result, 's').stdout), 'one given\n');
+  });
+});
+
+describe('secrets', () => {
+  test('env and file secrets reach the step and are masked in logs, outputs and status', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'token.txt'), 'file-token-abc123\n');
+    const result = await runYaml(
+      `
+secrets:
+  - {name: DB_PASSWORD, provider: env, key: PROD_DB_PASSWORD}
+  - {name: API_TOKEN, provider: file, key: token.txt}
+steps:
+  - name: use
+    command: 'echo "db=$DB_PASSWORD token=$API_TOKEN"; echo "err $DB_PASSWORD" >&2; [ "$API_TOKEN" = file-token-abc123 ]'
+    output: LEAK
+`,
+      { hostEnv, baseDir: dir, secrets: { PROFILE_SECRET: 'profile-secret-xyz' } },
+    );
+    assert.equal(result.status, RunStatus.Success);
+    const node = nodeOf(result, 'use');
+    assert.equal(readLog(node.stdout), `db=${MASK} token=${MASK}\n`);
+    assert.equal(readLog(node.stderr), `err ${MASK}\n`);
+    assert.equal(result.outputs.outputs.leak, `db=${MASK} token=${MASK}`);
+    const everything = JSON.stringify(result.reporter.snapshots) + result.reporter.text('use/stdout') + JSON.stringify(result.outputs);
+    assert.doesNotMatch(everything, /hunter2-super-secret|file-token-abc123/);
+  });
+
+  test('a missing secret fails the run before any step runs', async () => {
+    const result = await runYaml('secrets:\n  - {name: S, provider: env, key: NOT_SET_ANYWHERE}\nsteps:\n  - echo never\n', { hostEnv });
+    assert.equal(result.status, RunStatus.Failed);
+    assert.match(result.snapshot.error, /secret S: environment variable NOT_SET_ANYWHERE is not set/);
+  });
+});

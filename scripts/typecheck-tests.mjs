@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Typechecks every package's tests (their tsconfig is noEmit, outside the build graph).
+// Typechecks every package's tests and benchmarks (noEmit projects outside the build graph).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..');
 const projects = readdirSync(join(root, 'packages'))
-  .map((p) => join('packages', p, 'test', 'tsconfig.json'))
+  .flatMap((p) => ['test', 'bench'].map((dir) => join('packages', p, dir, 'tsconfig.json')))
   .filter((p) => existsSync(join(root, p)));
 if (existsSync(join(root, 'test-e2e', 'tsconfig.json'))) projects.push('test-e2e/tsconfig.json');
 

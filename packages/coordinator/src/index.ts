@@ -6,4 +6,8 @@ export * from './logging/logger.js';
 export * from './http/routes.js';
 export { buildOpenApiDocument } from './http/openapi.js';
 export { errorHandler, notFoundHandler } from './http/error-handler.js';
+export * from './logs/log-pager.js';
 export { createHttpApp, apiMountPath, type HttpAppOptions } from './http/app.js';
+export { startCoordinator, VERSION, type Coordinator } from './server.js';
+export { DagFiles } from './definitions/dag-files.js';
+export { DagIndex, type IndexedDag } from './definitions/dag-index.js';

@@ -1,13 +1,20 @@
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadServerConfig } from '@trellis/coordinator';
 
+const made: string[] = [];
 function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'trellis-config-'));
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-config-'));
+  made.push(dir);
+  return dir;
 }
+
+after(() => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('server configuration', () => {
   test('defaults: 127.0.0.1:8080, ./data, ./dags, logs under the data dir, embedded database', () => {

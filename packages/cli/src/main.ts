@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+import { UsageError } from './args.js';
+import { serverCommand } from './commands/server.js';
+import { validateCommand } from './commands/validate.js';
+import { dryCommand } from './commands/dry.js';
+
+const usage = `Usage: trellis <command> [options]
+
+Commands:
+  server     run the coordinator (REST API) on this host
+  validate   check DAG definition files
+  dry        show what a run of a DAG file would do, without running it
+
+Run 'trellis <command> --help' for a command's options.
+`;
+
+const commands: Record<string, (argv: string[]) => Promise<number>> = {
+  server: serverCommand,
+  validate: validateCommand,
+  dry: dryCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(usage);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands[name];
+  if (command === undefined) {
+    process.stderr.write(`trellis: unknown command "${name}"\n\n${usage}`);
+    return 2;
+  }
+  try {
+    return await command(rest);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`trellis ${name}: ${error.message}\nRun 'trellis ${name} --help' for usage.\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,260 @@
+import { z } from 'zod';
+import {
+  isValidDagFileName,
+  loadDag,
+  nextStartRun,
+  toDagDetail,
+  toDagListItemDag,
+  type DagListItemPayload,
+} from '@trellis/core';
+import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/api-errors.js';
+import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
+import type { DagFiles } from '../definitions/dag-files.js';
+import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
+import { paginate, paginationQuery } from './pagination.js';
+
+export interface DagRoutesDeps {
+  files: DagFiles;
+  index: DagIndex;
+  /** IANA zone for schedules without CRON_TZ. */
+  timezone: string;
+  now?: () => Date;
+}
+
+const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+
+/** The DAG created when POST /dags carries no spec: one step that echoes. */
+const MINIMAL_SPEC = 'steps:\n  - name: step1\n    command: echo hello\n';
+
+function emptyListItem(fileName: string): DagListItemPayload {
+  return { name: fileName, group: '', schedule: [], description: '', params: [], defaultParams: '', labels: [] };
+}
+
+function nextRunOf(entry: IndexedDag, deps: DagRoutesDeps): string {
+  const dag = entry.result.dag;
+  if (dag === undefined) return '';
+  return nextStartRun(dag.schedule, (deps.now ?? (() => new Date()))(), deps.timezone)?.toISOString() ?? '';
+}
+
+function listItem(entry: IndexedDag, deps: DagRoutesDeps) {
+  return {
+    fileName: entry.fileName,
+    dag: entry.result.dag !== undefined ? toDagListItemDag(entry.result.dag) : emptyListItem(entry.fileName),
+    nextRun: nextRunOf(entry, deps),
+    // Run history and suspension are served once run storage exists; until then there is none.
+    latestDAGRun: null,
+    suspended: false,
+    errors: entry.result.errors,
+  };
+}
+
+function detailOf(entry: IndexedDag) {
+  return {
+    dag: entry.result.dag !== undefined ? toDagDetail(entry.result.dag) : { ...emptyListItem(entry.fileName) },
+    localDags: entry.result.localDags.map((local) => ({ name: local.name, dag: local.dag !== undefined ? toDagDetail(local.dag) : null, errors: local.errors })),
+    latestDAGRun: null,
+    suspended: false,
+    errors: entry.result.errors,
+  };
+}
+
+function requireDag(deps: DagRoutesDeps, fileName: string): IndexedDag {
+  const entry = deps.index.get(fileName);
+  if (entry === undefined) throw new NotFoundError('DAG not found', { fileName });
+  return entry;
+}
+
+function matchesFilters(entry: IndexedDag, name: string | undefined, labels: string[]): boolean {
+  if (name !== undefined && name !== '') {
+    const needle = name.toLowerCase();
+    if (!entry.fileName.toLowerCase().includes(needle) && !entry.name.toLowerCase().includes(needle)) return false;
+  }
+  const own = new Set(entry.result.dag?.labels ?? []);
+  return labels.every((label) => own.has(label));
+}
+
+const listQuery = paginationQuery.extend({
+  name: z.string().optional(),
+  labels: z.string().optional(),
+  sort: z.enum(['name', 'nextRun']).default('name'),
+  order: z.enum(['asc', 'desc']).default('asc'),
+});
+
+function listDags(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/dags',
+    operationId: 'listDags',
+    summary: 'List DAG definitions, paged, filtered by name and labels',
+    tag: 'dags',
+    query: listQuery,
+    handler: ({ query }) => {
+      const labels = (query.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
+      const items = deps.index.all().filter((e) => matchesFilters(e, query.name, labels)).map((e) => listItem(e, deps));
+      const key = query.sort === 'name' ? (i: (typeof items)[number]) => i.dag.name.toLowerCase() : (i: (typeof items)[number]) => i.nextRun || '\uffff';
+      items.sort((a, b) => key(a).localeCompare(key(b)) || a.fileName.localeCompare(b.fileName));
+      if (query.order === 'desc') items.reverse();
+      const { slice, pagination } = paginate(items, query.page, query.perPage);
+      return Promise.resolve({ dags: slice, errors: [], pagination });
+    },
+  });
+}
+
+function createDag(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/dags',
+    operationId: 'createDag',
+    summary: 'Create a DAG definition (a minimal one-step DAG without a spec)',
+    tag: 'dags',
+    body: z.object({ name: z.string({ error: 'Name is required' }), spec: z.string().optional() }),
+    successStatus: 201,
+    errors: [409],
+    handler: async ({ body }) => {
+      if (!isValidDagFileName(body.name)) throw new BadRequestError('Invalid DAG name format', { name: body.name });
+      const spec = body.spec ?? MINIMAL_SPEC;
+      const { errors } = loadDag(spec, { fileName: body.name });
+      if (errors.length > 0) throw new BadRequestError(`invalid spec: ${errors.join('; ')}`, { errors });
+      if (!(await deps.files.create(body.name, spec))) throw new AlreadyExistsError('DAG already exists', { name: body.name });
+      await deps.index.refresh(body.name);
+      return { name: body.name };
+    },
+  });
+}
+
+function getDag(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/dags/{fileName}',
+    operationId: 'getDag',
+    summary: 'A DAG definition in detail, with its local DAGs and problems',
+    tag: 'dags',
+    params: fileNameParam,
+    errors: [404],
+    handler: ({ params }) => Promise.resolve(detailOf(requireDag(deps, params.fileName))),
+  });
+}
+
+function deleteDag(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'delete',
+    path: '/dags/{fileName}',
+    operationId: 'deleteDag',
+    summary: 'Delete a DAG definition',
+    tag: 'dags',
+    params: fileNameParam,
+    successStatus: 204,
+    errors: [404],
+    handler: async ({ params }) => {
+      if (!(await deps.files.remove(params.fileName))) throw new NotFoundError('DAG not found', { fileName: params.fileName });
+      await deps.index.refresh(params.fileName);
+      return undefined;
+    },
+  });
+}
+
+function getSpec(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/dags/{fileName}/spec',
+    operationId: 'getDagSpec',
+    summary: 'The YAML text of a DAG definition',
+    tag: 'dags',
+    params: fileNameParam,
+    errors: [404],
+    handler: ({ params }) => {
+      const entry = requireDag(deps, params.fileName);
+      return Promise.resolve({ dag: detailOf(entry).dag, spec: entry.text, errors: entry.result.errors });
+    },
+  });
+}
+
+function putSpec(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'put',
+    path: '/dags/{fileName}/spec',
+    operationId: 'updateDagSpec',
+    summary: 'Replace the YAML of a DAG; an invalid spec is not stored and its problems come back in a 200',
+    tag: 'dags',
+    params: fileNameParam,
+    body: z.object({ spec: z.string({ error: 'spec is required' }) }),
+    errors: [404],
+    handler: async ({ params, body }) => {
+      requireDag(deps, params.fileName);
+      const { errors } = deps.index.parse(body.spec, params.fileName);
+      if (errors.length > 0) return { errors };
+      await deps.files.write(params.fileName, body.spec);
+      await deps.index.refresh(params.fileName);
+      return { errors: [] };
+    },
+  });
+}
+
+function validateSpec(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/dags/validate',
+    operationId: 'validateDagSpec',
+    summary: 'Validate a spec without storing it (always 200)',
+    tag: 'dags',
+    body: z.object({ spec: z.string({ error: 'spec is required' }), name: z.string().optional() }),
+    handler: ({ body }) => {
+      const result = deps.index.parse(body.spec, body.name ?? 'dag');
+      return Promise.resolve({ valid: result.errors.length === 0, errors: result.errors, ...(result.dag !== undefined ? { dag: toDagDetail(result.dag) } : {}) });
+    },
+  });
+}
+
+function renameDag(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/dags/{fileName}/rename',
+    operationId: 'renameDag',
+    summary: 'Rename a DAG definition file',
+    tag: 'dags',
+    params: fileNameParam,
+    body: z.object({ newFileName: z.string({ error: 'newFileName is required' }) }),
+    errors: [404, 409],
+    handler: async ({ params, body }) => {
+      if (!isValidDagFileName(body.newFileName)) throw new BadRequestError('Invalid new file name format', { newFileName: body.newFileName });
+      requireDag(deps, params.fileName);
+      if ((await deps.files.pathOf(body.newFileName)) !== undefined) throw new AlreadyExistsError('a DAG with that file name already exists', { newFileName: body.newFileName });
+      await deps.files.rename(params.fileName, body.newFileName);
+      await Promise.all([deps.index.refresh(params.fileName), deps.index.refresh(body.newFileName)]);
+      return reply(200, { fileName: body.newFileName });
+    },
+  });
+}
+
+const MAX_SEARCH_MATCHES = 20;
+
+function searchDags(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'get',
+    path: '/dags/search',
+    operationId: 'searchDags',
+    summary: 'Full-text search over DAG specs (legacy)',
+    tag: 'dags',
+    query: z.object({ q: z.string({ error: 'q is required' }).min(1, 'q is required') }),
+    handler: ({ query }) => {
+      const needle = query.q.toLowerCase();
+      const results = deps.index
+        .all()
+        .map((entry) => {
+          const lines = entry.text.split('\n');
+          const matches = lines
+            .map((line, i) => ({ line, lineNumber: i + 1, startLine: i + 1 }))
+            .filter((m) => m.line.toLowerCase().includes(needle))
+            .slice(0, MAX_SEARCH_MATCHES);
+          return { name: entry.name, fileName: entry.fileName, dag: listItem(entry, deps).dag, matches };
+        })
+        .filter((r) => r.matches.length > 0)
+        .sort((a, b) => a.fileName.localeCompare(b.fileName));
+      return Promise.resolve({ results, errors: [] });
+    },
+  });
+}
+
+export function dagRoutes(deps: DagRoutesDeps): AnyRoute[] {
+  return [listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getSpec(deps), putSpec(deps), validateSpec(deps), renameDag(deps), searchDags(deps)];
+}

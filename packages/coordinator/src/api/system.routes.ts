@@ -1,0 +1,25 @@
+import { defineRoute, type AnyRoute } from '../http/routes.js';
+
+export interface SystemRoutesDeps {
+  version: string;
+  startedAt: Date;
+}
+
+export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/health',
+      operationId: 'getHealth',
+      summary: 'Service health, version and uptime',
+      tag: 'system',
+      handler: () =>
+        Promise.resolve({
+          status: 'healthy',
+          version: deps.version,
+          uptime: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
+          timestamp: new Date().toISOString(),
+        }),
+    }),
+  ];
+}

@@ -1,0 +1,159 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
+
+let dir: string;
+let coordinator: Coordinator;
+
+async function call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(coordinator.apiUrl + path, {
+    method,
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'trellis-api-'));
+  const dags = join(dir, 'dags');
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, dagsDir: dags, timezone: 'UTC' } });
+  coordinator = await startCoordinator(config, createSilentLogger(), { watch: false });
+  await call('POST', '/dags', { name: 'alpha', spec: 'description: first\nlabels: [team=a, nightly]\nschedule: "0 3 * * *"\nparams: "X=1"\nsteps:\n  - echo a\n' });
+  await call('POST', '/dags', { name: 'beta', spec: 'labels: [team=b]\nschedule: "0 1 * * *"\nsteps:\n  - echo b\n---\nname: helper\nsteps: [echo h]\n' });
+  writeFileSync(join(dags, 'broken.yaml'), 'steps: 5\n');
+  await coordinator.index.refresh('broken');
+});
+
+after(async () => {
+  await coordinator.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('DAG definitions API', () => {
+  test('GET /health', async () => {
+    const res = await call('GET', '/health');
+    assert.equal(res.status, 200);
+    assert.equal(res.json.status, 'healthy');
+    assert.equal(typeof res.json.uptime, 'number');
+  });
+
+  test('list: paging, default sort by name, invalid definitions listed with their errors', async () => {
+    const res = await call('GET', '/dags?perPage=2');
+    assert.equal(res.status, 200);
+    const dags = res.json.dags as Array<{ fileName: string; errors: string[]; nextRun: string }>;
+    assert.deepEqual(dags.map((d) => d.fileName), ['alpha', 'beta']);
+    assert.deepEqual(res.json.pagination, { totalRecords: 3, currentPage: 1, totalPages: 2, nextPage: 2, prevPage: null });
+    const page2 = await call('GET', '/dags?perPage=2&page=2');
+    const broken = (page2.json.dags as typeof dags)[0];
+    assert.equal(broken?.fileName, 'broken');
+    assert.deepEqual(broken?.errors, ['steps: must be a list of steps, got a number']);
+  });
+
+  test('list: name and label filters, nextRun sort and order', async () => {
+    const byName = await call('GET', '/dags?name=ALP');
+    assert.deepEqual((byName.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['alpha']);
+    const byLabel = await call('GET', '/dags?labels=team=b');
+    assert.deepEqual((byLabel.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['beta']);
+    const byNext = await call('GET', '/dags?sort=nextRun');
+    assert.deepEqual((byNext.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['beta', 'alpha', 'broken']);
+    const desc = await call('GET', '/dags?sort=name&order=desc');
+    assert.deepEqual((desc.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['broken', 'beta', 'alpha']);
+  });
+
+  test('list limits: perPage 1-1000, page >= 1', async () => {
+    assert.equal((await call('GET', '/dags?perPage=1001')).status, 400);
+    assert.equal((await call('GET', '/dags?perPage=0')).status, 400);
+    assert.equal((await call('GET', '/dags?page=0')).status, 400);
+    assert.equal((await call('GET', '/dags?sort=size')).status, 400);
+    assert.equal((await call('GET', '/dags?perPage=1000')).status, 200);
+  });
+
+  test('detail with local DAGs; 404 and bad names', async () => {
+    const res = await call('GET', '/dags/beta');
+    assert.equal(res.status, 200);
+    const localDags = res.json.localDags as Array<{ name: string; errors: string[] }>;
+    assert.deepEqual(localDags.map((l) => [l.name, l.errors]), [['helper', []]]);
+    assert.equal((res.json.dag as { name: string }).name, 'beta');
+    assert.equal(res.json.suspended, false);
+    const missing = await call('GET', '/dags/missing');
+    assert.deepEqual([missing.status, missing.json.code, missing.json.message], [404, 'not_found', 'DAG not found']);
+    const bad = await call('GET', '/dags/bad.name');
+    assert.deepEqual([bad.status, bad.json.code], [400, 'bad_request']);
+  });
+
+  test('create: minimal DAG without spec, 409 when it exists, 400 for a bad name or spec', async () => {
+    const created = await call('POST', '/dags', { name: 'fresh' });
+    assert.deepEqual([created.status, created.json], [201, { name: 'fresh' }]);
+    const detail = await call('GET', '/dags/fresh');
+    assert.equal(((detail.json.dag as { steps: unknown[] }).steps).length, 1);
+    assert.equal((await call('POST', '/dags', { name: 'fresh' })).json.code, 'already_exists');
+    assert.equal((await call('POST', '/dags', { name: 'fresh' })).status, 409);
+    assert.deepEqual((await call('POST', '/dags', { name: 'no/slash' })).json.message, 'Invalid DAG name format');
+    const badSpec = await call('POST', '/dags', { name: 'badspec', spec: 'steps: []' });
+    assert.equal(badSpec.status, 400);
+    assert.deepEqual((badSpec.json.details as { errors: string[] }).errors, ['steps: at least one step is required']);
+    assert.equal((await call('POST', '/dags', {})).status, 400);
+    assert.equal((await call('POST', '/dags', '{"name": ')).json.code, 'bad_request');
+  });
+
+  test('spec: get, put valid, put invalid is reported in a 200 and not stored', async () => {
+    const got = await call('GET', '/dags/alpha/spec');
+    assert.match(String(got.json.spec), /description: first/);
+    const bad = await call('PUT', '/dags/alpha/spec', { spec: 'steps:\n  - {name: a, command: x, depends: ghost}\n' });
+    assert.equal(bad.status, 200);
+    assert.deepEqual(bad.json.errors, ['steps[0].depends: not allowed when type is chain (use type: graph)']);
+    assert.match(String((await call('GET', '/dags/alpha/spec')).json.spec), /description: first/);
+    const good = await call('PUT', '/dags/alpha/spec', { spec: 'description: second\nsteps:\n  - echo a2\n' });
+    assert.deepEqual([good.status, good.json.errors], [200, []]);
+    assert.equal(((await call('GET', '/dags/alpha')).json.dag as { description: string }).description, 'second');
+    assert.equal((await call('PUT', '/dags/missing/spec', { spec: 'steps: [echo]' })).status, 404);
+    assert.equal((await call('PUT', '/dags/alpha/spec', {})).status, 400);
+  });
+
+  test('validate is always 200', async () => {
+    const ok = await call('POST', '/dags/validate', { spec: 'steps: [echo hi]', name: 'x' });
+    assert.deepEqual([ok.status, ok.json.valid, ok.json.errors], [200, true, []]);
+    assert.equal((ok.json.dag as { name: string }).name, 'x');
+    const bad = await call('POST', '/dags/validate', { spec: 'steps: [' });
+    assert.equal(bad.status, 200);
+    assert.equal(bad.json.valid, false);
+    assert.match((bad.json.errors as string[])[0] ?? '', /invalid YAML/);
+  });
+
+  test('rename: 200, 400 bad name, 404 missing, 409 taken', async () => {
+    await call('POST', '/dags', { name: 'to-rename' });
+    assert.equal((await call('POST', '/dags/to-rename/rename', { newFileName: 'bad name' })).json.message, 'Invalid new file name format');
+    assert.equal((await call('POST', '/dags/to-rename/rename', { newFileName: 'beta' })).status, 409);
+    assert.equal((await call('POST', '/dags/missing/rename', { newFileName: 'x' })).status, 404);
+    const ok = await call('POST', '/dags/to-rename/rename', { newFileName: 'renamed' });
+    assert.equal(ok.status, 200);
+    assert.equal((await call('GET', '/dags/renamed')).status, 200);
+    assert.equal((await call('GET', '/dags/to-rename')).status, 404);
+  });
+
+  test('delete: 204 then 404; the file is gone', async () => {
+    await call('POST', '/dags', { name: 'doomed' });
+    assert.equal((await call('DELETE', '/dags/doomed')).status, 204);
+    assert.equal(existsSync(join(dir, 'dags', 'doomed.yaml')), false);
+    assert.equal((await call('DELETE', '/dags/doomed')).status, 404);
+  });
+
+  test('search finds lines; q is required', async () => {
+    const res = await call('GET', '/dags/search?q=echo%20b');
+    const results = res.json.results as Array<{ fileName: string; matches: Array<{ lineNumber: number }> }>;
+    assert.deepEqual(results.map((r) => r.fileName), ['beta']);
+    assert.equal(results[0]?.matches[0]?.lineNumber, 4);
+    assert.equal((await call('GET', '/dags/search')).status, 400);
+  });
+
+  test('the OpenAPI document lists every served route', async () => {
+    const res = await call('GET', '/openapi.json');
+    const paths = Object.keys(res.json.paths as object).sort();
+    assert.deepEqual(paths, ['/dags', '/dags/search', '/dags/validate', '/dags/{fileName}', '/dags/{fileName}/rename', '/dags/{fileName}/spec', '/health', '/openapi.json']);
+  });
+});

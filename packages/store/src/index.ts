@@ -1,1 +1,11 @@
-export {};
+export * from './db/types.js';
+export { openDatabase, type OpenDatabaseOptions } from './db/open.js';
+export { DataDirInUseError } from './db/pglite-backend.js';
+export { isTransient, withTransientRetry } from './db/transient.js';
+export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
+export * from './runs/record.js';
+export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
+export { getRun, getLatestRun, getLatestRuns, countActiveRuns, getSpecYaml } from './runs/get-run.js';
+export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
+export { updateRunStatus, replaceNodes, getNodes, setNodeData, saveOutputs, getOutputs, type StatusChange, type NodeRow } from './runs/update-run.js';
+export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';

@@ -1,0 +1,64 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { CAPABILITIES, type Db, type Queryable } from './types.js';
+
+export class DataDirInUseError extends Error {
+  constructor(dataDir: string, pid: number) {
+    super(`data directory ${dataDir} is in use by process ${pid}; stop it, or give this process another --data-dir or a DATABASE_URL`);
+    this.name = 'DataDirInUseError';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Two processes opening one PGlite directory corrupt it, so the directory is taken with a
+ * lock file holding the owner's PID. A lock left by a dead process is taken over.
+ */
+function takeLock(dataDir: string): () => void {
+  mkdirSync(dataDir, { recursive: true });
+  const path = join(dataDir, 'trellis.lock');
+  try {
+    writeFileSync(path, String(process.pid), { flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const owner = Number(readFileSync(path, 'utf8').trim());
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && isAlive(owner)) throw new DataDirInUseError(dataDir, owner);
+    writeFileSync(path, String(process.pid));
+  }
+  return () => rmSync(path, { force: true });
+}
+
+/** Embedded PostgreSQL under `<dataDir>/pgdata`, or in memory when no directory is given (tests). */
+export async function openPglite(dataDir: string | undefined): Promise<Db> {
+  const release = dataDir !== undefined ? takeLock(dataDir) : () => undefined;
+  let db: PGlite;
+  try {
+    db = dataDir !== undefined ? await PGlite.create(join(dataDir, 'pgdata')) : await PGlite.create();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const query = async <T>(sql: string, params?: unknown[]): Promise<T[]> => (await db.query<T>(sql, params)).rows;
+  return {
+    capabilities: CAPABILITIES.pglite,
+    query,
+    exec: async (sql) => {
+      await db.exec(sql);
+    },
+    transaction: <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
+      db.transaction(async (tx) => fn({ query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows })),
+    close: async () => {
+      await db.close();
+      release();
+    },
+  };
+}

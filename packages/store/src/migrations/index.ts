@@ -1,0 +1,52 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/types.js';
+import { sql as runs } from './0001_runs.js';
+
+interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** In order; never edit one that has landed: add the next number instead. */
+export const MIGRATIONS: Migration[] = [{ version: 1, name: '0001_runs', sql: runs }];
+
+/** Any constant shared by every coordinator: the advisory lock that serialises migrations. */
+const MIGRATION_LOCK = 7_320_001;
+
+function checksum(sql: string): string {
+  return createHash('sha256').update(sql).digest('hex');
+}
+
+export class MigrationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MigrationError';
+  }
+}
+
+/**
+ * Applies pending migrations under a transaction-scoped advisory lock, so two coordinators
+ * starting together apply each migration once. An applied migration whose text changed
+ * stops start-up: the database no longer matches what the code expects.
+ */
+export async function migrate(db: Db): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query('CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())');
+    const applied = new Map((await tx.query<{ version: number; checksum: string }>('SELECT version, checksum FROM schema_migrations')).map((r) => [r.version, r.checksum]));
+    const done: number[] = [];
+    for (const migration of MIGRATIONS) {
+      const sum = checksum(migration.sql);
+      const seen = applied.get(migration.version);
+      if (seen !== undefined) {
+        if (seen !== sum) throw new MigrationError(`migration ${migration.name} was changed after it was applied; restore it and add a new migration instead`);
+        continue;
+      }
+      for (const statement of migration.sql.split(/;\s*\n/).map((s) => s.trim()).filter((s) => s.length > 0)) await tx.query(statement);
+      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, sum]);
+      done.push(migration.version);
+    }
+    return done;
+  });
+}

@@ -1,0 +1,34 @@
+import type { Queryable } from '../db/types.js';
+import { RUN_COLUMNS, type RunRecord } from './record.js';
+
+export async function getRun(q: Queryable, dagName: string, dagRunId: string): Promise<RunRecord | undefined> {
+  const [row] = await q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = $1 AND dag_run_id = $2`, [dagName, dagRunId]);
+  return row;
+}
+
+export async function getLatestRun(q: Queryable, dagName: string): Promise<RunRecord | undefined> {
+  const [row] = await q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = $1 ORDER BY created_at DESC, id DESC LIMIT 1`, [dagName]);
+  return row;
+}
+
+/** The newest run of each named DAG, with one index probe per name (listing pages of DAGs). */
+export async function getLatestRuns(q: Queryable, dagNames: string[]): Promise<Map<string, RunRecord>> {
+  if (dagNames.length === 0) return new Map();
+  const rows = await q.query<RunRecord>(
+    `SELECT r.* FROM unnest($1::text[]) AS n(name)
+     CROSS JOIN LATERAL (SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r`,
+    [dagNames],
+  );
+  return new Map(rows.map((r) => [r.dagName, r]));
+}
+
+/** Runs of one DAG that hold or wait for a slot: queued, running or waiting. */
+export async function countActiveRuns(q: Queryable, dagName: string): Promise<number> {
+  const [row] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE dag_name = $1 AND status IN (1, 5, 7)', [dagName]);
+  return row?.n ?? 0;
+}
+
+export async function getSpecYaml(q: Queryable, hash: string): Promise<string | undefined> {
+  const [row] = await q.query<{ yaml: string }>('SELECT yaml FROM dag_specs WHERE hash = $1', [hash]);
+  return row?.yaml;
+}

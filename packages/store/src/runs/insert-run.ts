@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import type { RunStatus } from '@trellis/core';
+import type { Queryable } from '../db/types.js';
+import { RUN_COLUMNS, type RunRecord } from './record.js';
+
+export interface NewRun {
+  dagName: string;
+  dagRunId: string;
+  fileName: string;
+  rootDagRunName?: string;
+  rootDagRunId?: string;
+  parentDagRunName?: string;
+  parentDagRunId?: string;
+  attemptId: string;
+  status: RunStatus;
+  params: string;
+  queueName: string;
+  logFile: string;
+  /** The exact YAML the run executes; stored once per content hash. */
+  specYaml: string;
+  labels: string[];
+  trigger: string;
+  noReuse: boolean;
+  profileName?: string;
+}
+
+export class RunExistsError extends Error {
+  constructor(dagName: string, dagRunId: string) {
+    super(`run ${dagRunId} of ${dagName} already exists`);
+    this.name = 'RunExistsError';
+  }
+}
+
+export function specHash(yaml: string): string {
+  return createHash('sha256').update(yaml).digest('hex');
+}
+
+/** Records a new run (queued or running) and the definition it runs, in one transaction-safe pair of statements. */
+export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
+  const hash = specHash(run.specYaml);
+  await q.query('INSERT INTO dag_specs (hash, yaml) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING', [hash, run.specYaml]);
+  const rows = await q.query<RunRecord>(
+    `INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
+       attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17)
+     ON CONFLICT (dag_name, dag_run_id) DO NOTHING
+     RETURNING ${RUN_COLUMNS}`,
+    [
+      run.dagName, run.dagRunId, run.fileName, run.rootDagRunName ?? run.dagName, run.rootDagRunId ?? run.dagRunId,
+      run.parentDagRunName ?? '', run.parentDagRunId ?? '', run.attemptId, run.status, run.params, run.queueName, run.logFile,
+      hash, run.labels, run.trigger, run.noReuse, run.profileName ?? '',
+    ],
+  );
+  const [row] = rows;
+  if (row === undefined) throw new RunExistsError(run.dagName, run.dagRunId);
+  return row;
+}

@@ -1,0 +1,62 @@
+import type { RunStatus } from '@trellis/core';
+import type { Queryable } from '../db/types.js';
+import { RUN_COLUMNS, type RunRecord } from './record.js';
+
+export interface RunFilter {
+  name?: string;
+  status?: RunStatus;
+  /** Runs created at or after / before these instants. */
+  from?: Date;
+  to?: Date;
+  dagRunId?: string;
+  labels?: string[];
+  limit: number;
+  cursor?: string;
+}
+
+export class InvalidCursorError extends Error {
+  constructor() {
+    super('invalid cursor');
+    this.name = 'InvalidCursorError';
+  }
+}
+
+/** An opaque, forward-only position: the (created_at, id) of the last row returned. */
+function encodeCursor(run: RunRecord): string {
+  return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { at: string; id: number } {
+  const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (at === undefined || id === undefined || Number.isNaN(Date.parse(at)) || !/^\d+$/.test(id)) throw new InvalidCursorError();
+  return { at, id: Number(id) };
+}
+
+/** Runs newest first; `nextCursor` is present only when older rows exist. */
+export async function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const add = (clause: string, value: unknown): void => {
+    params.push(value);
+    where.push(clause.replace('?', `$${params.length}`));
+  };
+  if (filter.name !== undefined) add('dag_name = ?', filter.name);
+  if (filter.status !== undefined) add('status = ?', filter.status);
+  if (filter.from !== undefined) add('created_at >= ?', filter.from);
+  if (filter.to !== undefined) add('created_at < ?', filter.to);
+  if (filter.dagRunId !== undefined) add('dag_run_id = ?', filter.dagRunId);
+  if (filter.labels !== undefined && filter.labels.length > 0) add('labels @> ?::text[]', filter.labels);
+  if (filter.cursor !== undefined) {
+    const { at, id } = decodeCursor(filter.cursor);
+    params.push(at, id);
+    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(filter.limit + 1);
+  const rows = await q.query<RunRecord>(
+    `SELECT ${RUN_COLUMNS} FROM runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+    params,
+  );
+  const runs = rows.slice(0, filter.limit);
+  const last = runs[runs.length - 1];
+  return rows.length > filter.limit && last !== undefined ? { runs, nextCursor: encodeCursor(last) } : { runs };
+}

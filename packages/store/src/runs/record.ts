@@ -1,0 +1,42 @@
+import type { RunStatus } from '@trellis/core';
+
+export interface RunRecord {
+  id: number;
+  dagName: string;
+  dagRunId: string;
+  fileName: string;
+  rootDagRunName: string;
+  rootDagRunId: string;
+  parentDagRunName: string;
+  parentDagRunId: string;
+  attemptId: string;
+  attemptNumber: number;
+  status: RunStatus;
+  queuedAt: Date | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  params: string;
+  queueName: string;
+  workerId: string;
+  profileName: string;
+  logFile: string;
+  error: string;
+  specHash: string;
+  labels: string[];
+  trigger: string;
+  noReuse: boolean;
+  createdAt: Date;
+}
+
+/** The select list that maps a runs row onto RunRecord. */
+export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId", file_name AS "fileName",
+  root_dag_run_name AS "rootDagRunName", root_dag_run_id AS "rootDagRunId",
+  parent_dag_run_name AS "parentDagRunName", parent_dag_run_id AS "parentDagRunId",
+  attempt_id AS "attemptId", attempt_number AS "attemptNumber", status,
+  queued_at AS "queuedAt", started_at AS "startedAt", finished_at AS "finishedAt", params,
+  queue_name AS "queueName", worker_id AS "workerId", profile_name AS "profileName",
+  log_file AS "logFile", error, spec_hash AS "specHash", labels, trigger, no_reuse AS "noReuse",
+  created_at AS "createdAt"`;
+
+/** Terminal statuses: Failed, Aborted, Success, Partial Success, Rejected. */
+export const TERMINAL_STATUSES = [2, 3, 4, 6, 8];

@@ -1,0 +1,74 @@
+import type { RunStatus } from '@trellis/core';
+import type { Queryable } from '../db/types.js';
+
+export interface StatusChange {
+  runId: number;
+  attemptId: string;
+  /** The move happens only from one of these statuses (compare-and-swap). */
+  expected: RunStatus[];
+  next: RunStatus;
+  startedAt?: Date;
+  finishedAt?: Date;
+  error?: string;
+  workerId?: string;
+}
+
+/**
+ * Compare-and-swap on (run, attempt, expected status): a late or repeated report, or one from
+ * a stale attempt, changes nothing and returns false.
+ */
+export async function updateRunStatus(q: Queryable, change: StatusChange): Promise<boolean> {
+  const rows = await q.query(
+    `UPDATE runs SET status = $4,
+       started_at = COALESCE($5, started_at), finished_at = COALESCE($6, finished_at),
+       error = COALESCE($7, error), worker_id = COALESCE($8, worker_id), updated_at = now()
+     WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[])
+     RETURNING id`,
+    [change.runId, change.attemptId, change.expected, change.next, change.startedAt ?? null, change.finishedAt ?? null, change.error ?? null, change.workerId ?? null],
+  );
+  return rows.length === 1;
+}
+
+export interface NodeRow {
+  kind: 'step' | 'handler';
+  position: number;
+  stepName: string;
+  data: unknown;
+}
+
+/** Replaces the nodes of a run's current attempt; rows for a stale attempt are ignored. */
+export async function replaceNodes(q: Queryable, runId: number, attemptId: string, nodes: NodeRow[]): Promise<boolean> {
+  const [current] = await q.query<{ id: number }>('SELECT id FROM runs WHERE id = $1 AND attempt_id = $2 FOR UPDATE', [runId, attemptId]);
+  if (current === undefined) return false;
+  await q.query('DELETE FROM run_nodes WHERE run_id = $1', [runId]);
+  if (nodes.length > 0) {
+    await q.query(
+      `INSERT INTO run_nodes (run_id, kind, position, step_name, data)
+       SELECT $1, kind, position, step_name, data FROM unnest($2::text[], $3::int[], $4::text[], $5::jsonb[]) AS t(kind, position, step_name, data)`,
+      [runId, nodes.map((n) => n.kind), nodes.map((n) => n.position), nodes.map((n) => n.stepName), nodes.map((n) => JSON.stringify(n.data))],
+    );
+  }
+  return true;
+}
+
+export async function getNodes(q: Queryable, runId: number): Promise<NodeRow[]> {
+  return q.query<NodeRow>('SELECT kind, position, step_name AS "stepName", data FROM run_nodes WHERE run_id = $1 ORDER BY kind DESC, position', [runId]);
+}
+
+/** A manual change of one step's status (the step-status endpoint). */
+export async function setNodeData(q: Queryable, runId: number, stepName: string, data: unknown): Promise<boolean> {
+  const rows = await q.query("UPDATE run_nodes SET data = $3 WHERE run_id = $1 AND kind = 'step' AND step_name = $2 RETURNING run_id", [runId, stepName, JSON.stringify(data)]);
+  return rows.length > 0;
+}
+
+export async function saveOutputs(q: Queryable, runId: number, metadata: unknown, outputs: unknown): Promise<void> {
+  await q.query(
+    'INSERT INTO run_outputs (run_id, metadata, outputs) VALUES ($1, $2, $3) ON CONFLICT (run_id) DO UPDATE SET metadata = EXCLUDED.metadata, outputs = EXCLUDED.outputs',
+    [runId, JSON.stringify(metadata), JSON.stringify(outputs)],
+  );
+}
+
+export async function getOutputs(q: Queryable, runId: number): Promise<{ metadata: unknown; outputs: unknown } | undefined> {
+  const [row] = await q.query<{ metadata: unknown; outputs: unknown }>('SELECT metadata, outputs FROM run_outputs WHERE run_id = $1', [runId]);
+  return row;
+}

@@ -1,0 +1,63 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { DataDirInUseError, MIGRATIONS, migrate, openDatabase } from '@trellis/store';
+
+const url = process.env.TRELLIS_TEST_DATABASE_URL;
+
+test('migrations apply once; re-running is a no-op; an edited migration stops start-up', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-mig-'));
+  try {
+    const db = await openDatabase({ dataDir: dir });
+    assert.deepEqual(await migrate(db), []);
+    const rows = await db.query<{ version: number }>('SELECT version FROM schema_migrations');
+    assert.deepEqual(rows.map((r) => r.version), MIGRATIONS.map((m) => m.version));
+    await db.query("UPDATE schema_migrations SET checksum = 'tampered' WHERE version = 1");
+    await assert.rejects(migrate(db), /was changed after it was applied/);
+    await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the embedded data directory is locked against a second live process', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-lock-'));
+  try {
+    const owner = spawn('sleep', ['30']);
+    const pid = owner.pid ?? 0;
+    writeFileSync(join(dir, 'trellis.lock'), String(pid));
+    try {
+      await assert.rejects(openDatabase({ dataDir: dir }), (e: unknown) => e instanceof DataDirInUseError && e.message.includes(String(pid)));
+    } finally {
+      owner.kill('SIGKILL');
+      await new Promise((r) => owner.once('exit', r));
+    }
+    // A lock left by a process that is gone is taken over.
+    writeFileSync(join(dir, 'trellis.lock'), String(spawnSync('true').pid));
+    const db = await openDatabase({ dataDir: dir });
+    await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// Only a PostgreSQL server has concurrent sessions to race; CI's PostgreSQL pass runs this.
+if (url !== undefined) test('two coordinators migrating one PostgreSQL schema at once apply each migration once', async () => {
+  const schema = `t_mig_${randomBytes(4).toString('hex')}`;
+  try {
+    const [a, b] = await Promise.all([openDatabase({ databaseUrl: url, schema }), openDatabase({ databaseUrl: url, schema })]);
+    const rows = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM schema_migrations');
+    assert.equal(rows[0]?.n, MIGRATIONS.length);
+    await Promise.all([a.close(), b.close()]);
+  } finally {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  }
+});

@@ -1,0 +1,108 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStatus } from '@trellis/core';
+import {
+  failInterruptedRuns, getLatestRun, getLatestRuns, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
+  purgeHistory, replaceNodes, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
+  type Db, type NewRun,
+} from '@trellis/store';
+import { openTestDb } from '@trellis/store/testing';
+
+let db: Db;
+let cleanup: () => Promise<void>;
+
+before(async () => {
+  ({ db, cleanup } = await openTestDb('runs_repository'));
+});
+after(async () => cleanup());
+
+function newRun(overrides: Partial<NewRun> = {}): NewRun {
+  return {
+    dagName: 'etl', dagRunId: `r-${Math.random().toString(36).slice(2)}`, fileName: 'etl', attemptId: 'a1', status: RunStatus.Queued,
+    params: '[]', queueName: 'etl', logFile: '/logs/x/run.log', specYaml: 'steps: [echo]', labels: ['team=data'], trigger: 'manual', noReuse: false,
+    ...overrides,
+  };
+}
+
+describe('runs repository', () => {
+  test('insert records the run and its definition once per hash; a duplicate id is refused', async () => {
+    const a = await insertRun(db, newRun({ dagRunId: 'dup' }));
+    assert.equal(a.status, RunStatus.Queued);
+    assert.ok(a.queuedAt instanceof Date);
+    assert.equal(a.rootDagRunId, 'dup');
+    await insertRun(db, newRun());
+    assert.equal(await getSpecYaml(db, specHash('steps: [echo]')), 'steps: [echo]');
+    const [{ n }] = (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM dag_specs')) as [{ n: number }];
+    assert.equal(n, 1);
+    await assert.rejects(insertRun(db, newRun({ dagRunId: 'dup' })), RunExistsError);
+    assert.equal((await getRun(db, 'etl', 'dup'))?.id, a.id);
+  });
+
+  test('compare-and-swap: stale attempts and backward moves change nothing', async () => {
+    const run = await insertRun(db, newRun());
+    assert.equal(await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Queued], next: RunStatus.Running, startedAt: new Date(), workerId: 'local' }), true);
+    assert.equal(await updateRunStatus(db, { runId: run.id, attemptId: 'other', expected: [RunStatus.Running], next: RunStatus.Success }), false);
+    assert.equal(await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, finishedAt: new Date() }), true);
+    assert.equal(await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running, RunStatus.Queued], next: RunStatus.Running }), false, 'a late Running report cannot reopen a finished run');
+    const stored = await getRun(db, run.dagName, run.dagRunId);
+    assert.equal(stored?.status, RunStatus.Success);
+    assert.equal(stored?.workerId, 'local');
+  });
+
+  test('nodes are replaced for the current attempt only; outputs round-trip', async () => {
+    const run = await insertRun(db, newRun());
+    assert.equal(await replaceNodes(db, run.id, 'a1', [{ kind: 'step', position: 0, stepName: 's', data: { status: 4 } }, { kind: 'handler', position: 0, stepName: 'onExit', data: { status: 4 } }]), true);
+    assert.equal(await replaceNodes(db, run.id, 'stale', []), false);
+    const nodes = await getNodes(db, run.id);
+    assert.deepEqual(nodes.map((n) => [n.kind, n.stepName, n.data]), [['step', 's', { status: 4 }], ['handler', 'onExit', { status: 4 }]]);
+    assert.equal(await setNodeData(db, run.id, 's', { status: 2 }), true);
+    assert.equal(await setNodeData(db, run.id, 'missing', { status: 2 }), false);
+    await saveOutputs(db, run.id, { status: 'succeeded' }, { answer: '42' });
+    assert.deepEqual(await getOutputs(db, run.id), { metadata: { status: 'succeeded' }, outputs: { answer: '42' } });
+  });
+
+  test('listing: newest first, filters, forward-only cursor, latest per DAG', async () => {
+    for (let i = 0; i < 25; i += 1) await insertRun(db, newRun({ dagName: 'paged', fileName: 'paged', dagRunId: `p${String(i).padStart(2, '0')}`, labels: i % 2 === 0 ? ['even'] : ['odd'] }));
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await listRuns(db, { name: 'paged', limit: 10, ...(cursor !== undefined ? { cursor } : {}) });
+      seen.push(...page.runs.map((r) => r.dagRunId));
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+    assert.deepEqual(seen, Array.from({ length: 25 }, (_, i) => `p${String(24 - i).padStart(2, '0')}`));
+    const even = await listRuns(db, { name: 'paged', labels: ['even'], limit: 100 });
+    assert.equal(even.runs.length, 13);
+    assert.equal(even.nextCursor, undefined);
+    assert.equal((await listRuns(db, { dagRunId: 'p03', limit: 5 })).runs[0]?.dagRunId, 'p03');
+    assert.equal((await listRuns(db, { name: 'paged', status: RunStatus.Success, limit: 5 })).runs.length, 0);
+    assert.equal((await listRuns(db, { name: 'paged', from: new Date(Date.now() + 60_000), limit: 5 })).runs.length, 0);
+    assert.equal((await getLatestRun(db, 'paged'))?.dagRunId, 'p24');
+    const latest = await getLatestRuns(db, ['paged', 'etl', 'none']);
+    assert.equal(latest.get('paged')?.dagRunId, 'p24');
+    assert.equal(latest.has('none'), false);
+    await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
+  });
+
+  test('interrupted runs of a worker are failed with the given error', async () => {
+    const run = await insertRun(db, newRun({ dagName: 'crashy', status: RunStatus.Running }));
+    await db.query("UPDATE runs SET worker_id = 'local' WHERE id = $1", [run.id]);
+    const failed = await failInterruptedRuns(db, 'local', 'the coordinator stopped while the run was running');
+    assert.ok(failed.some((f) => f.dagRunId === run.dagRunId));
+    const after = await getRun(db, 'crashy', run.dagRunId);
+    assert.equal(after?.status, RunStatus.Failed);
+    assert.equal(after?.error, 'the coordinator stopped while the run was running');
+  });
+
+  test('retention removes old finished runs only; negative keeps everything; 0 means 30 days', async () => {
+    const old = await insertRun(db, newRun({ dagName: 'ret', logFile: '/logs/old/run.log', status: RunStatus.Success }));
+    const oldRunning = await insertRun(db, newRun({ dagName: 'ret', status: RunStatus.Running }));
+    const recent = await insertRun(db, newRun({ dagName: 'ret', status: RunStatus.Success }));
+    await db.query("UPDATE runs SET created_at = now() - interval '40 days' WHERE id = ANY($1::bigint[])", [[old.id, oldRunning.id]]);
+    assert.deepEqual(await purgeHistory(db, 'ret', -1, new Date()), []);
+    assert.deepEqual(await purgeHistory(db, 'ret', 0, new Date()), ['/logs/old/run.log']);
+    assert.equal(await getRun(db, 'ret', old.dagRunId), undefined);
+    assert.ok(await getRun(db, 'ret', oldRunning.dagRunId), 'a running run is never purged');
+    assert.ok(await getRun(db, 'ret', recent.dagRunId));
+  });
+});

@@ -10,7 +10,7 @@ import type { Db } from './db/types.js';
  * A fresh, migrated database for one test file: a new schema on the server named by
  * TRELLIS_TEST_DATABASE_URL (dropped by cleanup), else PGlite in a temporary directory.
  */
-export async function openTestDb(label: string): Promise<{ db: Db; cleanup(): Promise<void> }> {
+export async function openTestDb(label: string): Promise<{ db: Db; cleanup: () => Promise<void> }> {
   const url = process.env.TRELLIS_TEST_DATABASE_URL;
   if (url !== undefined && url !== '') {
     const schema = `t_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase().slice(0, 30)}_${randomBytes(4).toString('hex')}`;

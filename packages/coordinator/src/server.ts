@@ -1,12 +1,18 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { failInterruptedRuns, openDatabase, type Db } from '@trellis/store';
 import { createHttpApp, apiMountPath } from './http/app.js';
 import { DagFiles } from './definitions/dag-files.js';
 import { DagIndex } from './definitions/dag-index.js';
 import { dagRoutes } from './api/dags.routes.js';
+import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
+import { Dispatcher } from './runs/dispatcher.js';
+import { LOCAL_WORKER_ID, LocalExecutor } from './runs/local-executor.js';
+import { RunService } from './runs/run-service.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
+import { toError } from './errors/normalize.js';
 
 export const VERSION = '0.1.0';
 
@@ -14,34 +20,80 @@ export interface Coordinator {
   /** Base URL of the API, e.g. http://127.0.0.1:8080/api/v1. */
   apiUrl: string;
   index: DagIndex;
+  db: Db;
+  /** Stops accepting requests, stops local runs cleanly, closes the database. */
   close(): Promise<void>;
 }
 
-/** Starts the coordinator: indexes the DAGs directory, then serves the API. */
-export async function startCoordinator(config: ServerConfig, logger: Logger, options: { watch?: boolean } = {}): Promise<Coordinator> {
+export interface StartOptions {
+  watch?: boolean;
+  /** An already-open database (tests); default: opened from the configuration. */
+  db?: Db;
+}
+
+/** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
+const INTERRUPTED = 'the coordinator stopped while this run was running';
+
+function dagQueueLimitFor(index: DagIndex): (queueName: string) => number {
+  return (queueName) => index.all().find((e) => e.name === queueName)?.result.dag?.maxActiveRuns ?? 1;
+}
+
+/** Starts the coordinator: database, DAG index, dispatcher with the local executor, then the API. */
+export async function startCoordinator(config: ServerConfig, logger: Logger, options: StartOptions = {}): Promise<Coordinator> {
+  const db =
+    options.db ??
+    (await openDatabase({
+      ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir }),
+      onPoolError: (error) => logger.error('database connection error', { error }),
+    }));
+  const interrupted = await failInterruptedRuns(db, LOCAL_WORKER_ID, INTERRUPTED);
+  if (interrupted.length > 0) logger.warn('failed runs cut off by the previous shutdown', { count: interrupted.length });
   const files = new DagFiles(config.dagsDir);
   const index = new DagIndex(files, logger, config.baseConfig);
   await index.start({ watch: options.watch ?? true });
-  const routes = [...systemRoutes({ version: VERSION, startedAt: new Date() }), ...dagRoutes({ files, index, timezone: config.timezone })];
+  const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
+  const dagQueueLimit = dagQueueLimitFor(index);
+  const executor = new LocalExecutor({
+    db,
+    logger,
+    logDir: config.logDir,
+    docsDir: config.docsDir,
+    envPassthrough: config.envPassthrough,
+    envPassthroughPrefixes: config.envPassthroughPrefixes,
+    specOfDag: (name) => index.all().find((e) => e.name === name || e.fileName === name)?.text,
+    // Called only once runs exist, after the dispatcher below is constructed.
+    onFinished: () => dispatcher.wake(),
+  });
+  const dispatcher = new Dispatcher({ db, executor, logger, limits: globalQueues, dagQueueLimit });
+  const runs = new RunService({ db, dispatcher, executor, logDir: config.logDir, globalQueues, dagQueueLimit });
+  const routes = [
+    ...systemRoutes({ version: VERSION, startedAt: new Date() }),
+    ...dagRoutes({ db, runs, files, index, timezone: config.timezone }),
+    ...runRoutes({ db, index, runs, executor }),
+  ];
   const app = createHttpApp({ routes, logger, basePath: config.basePath, apiBasePath: config.apiBasePath, version: VERSION });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, config.host);
     listening.once('listening', () => resolve(listening));
     listening.once('error', reject);
   });
+  dispatcher.start();
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const apiUrl = `http://${host}:${port}${apiMountPath(config)}`;
-  logger.info('coordinator listening', { apiUrl, dagsDir: config.dagsDir, dataDir: config.dataDir });
+  logger.info('coordinator listening', { apiUrl, dagsDir: config.dagsDir, database: db.capabilities.name });
   return {
     apiUrl,
     index,
+    db,
     close: async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
       index.stop();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      await dispatcher.stop();
+      await executor.drain();
+      await closed;
+      if (options.db === undefined) await db.close().catch((error: unknown) => logger.warn('closing the database failed', { error: toError(error) }));
       logger.info('coordinator stopped');
     },
   };

@@ -7,13 +7,19 @@ import {
   toDagListItemDag,
   type DagListItemPayload,
 } from '@trellis/core';
+import { getLatestRuns, getNodes, listRuns, type Db, type RunRecord } from '@trellis/store';
 import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/api-errors.js';
+import { runDetails, runSummary } from '../runs/payloads.js';
+import type { RunService } from '../runs/run-service.js';
+import { toError } from '../errors/normalize.js';
 import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
 import type { DagFiles } from '../definitions/dag-files.js';
 import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
 import { paginate, paginationQuery } from './pagination.js';
 
 export interface DagRoutesDeps {
+  db: Db;
+  runs: RunService;
   files: DagFiles;
   index: DagIndex;
   /** IANA zone for schedules without CRON_TZ. */
@@ -36,23 +42,23 @@ function nextRunOf(entry: IndexedDag, deps: DagRoutesDeps): string {
   return nextStartRun(dag.schedule, (deps.now ?? (() => new Date()))(), deps.timezone)?.toISOString() ?? '';
 }
 
-function listItem(entry: IndexedDag, deps: DagRoutesDeps) {
+// Suspension arrives with the scheduler (it only affects scheduling); no DAG is suspended before then.
+function listItem(entry: IndexedDag, deps: DagRoutesDeps, latest?: RunRecord) {
   return {
     fileName: entry.fileName,
     dag: entry.result.dag !== undefined ? toDagListItemDag(entry.result.dag) : emptyListItem(entry.fileName),
     nextRun: nextRunOf(entry, deps),
-    // Run history and suspension are served once run storage exists; until then there is none.
-    latestDAGRun: null,
+    latestDAGRun: latest !== undefined ? runSummary(latest) : null,
     suspended: false,
     errors: entry.result.errors,
   };
 }
 
-function detailOf(entry: IndexedDag) {
+function detailOf(entry: IndexedDag, latest?: RunRecord) {
   return {
     dag: entry.result.dag !== undefined ? toDagDetail(entry.result.dag) : { ...emptyListItem(entry.fileName) },
     localDags: entry.result.localDags.map((local) => ({ name: local.name, dag: local.dag !== undefined ? toDagDetail(local.dag) : null, errors: local.errors })),
-    latestDAGRun: null,
+    latestDAGRun: latest !== undefined ? runSummary(latest) : null,
     suspended: false,
     errors: entry.result.errors,
   };
@@ -88,14 +94,15 @@ function listDags(deps: DagRoutesDeps): AnyRoute {
     summary: 'List DAG definitions, paged, filtered by name and labels',
     tag: 'dags',
     query: listQuery,
-    handler: ({ query }) => {
+    handler: async ({ query }) => {
       const labels = (query.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
       const items = deps.index.all().filter((e) => matchesFilters(e, query.name, labels)).map((e) => listItem(e, deps));
       const key = query.sort === 'name' ? (i: (typeof items)[number]) => i.dag.name.toLowerCase() : (i: (typeof items)[number]) => i.nextRun || '\uffff';
       items.sort((a, b) => key(a).localeCompare(key(b)) || a.fileName.localeCompare(b.fileName));
       if (query.order === 'desc') items.reverse();
       const { slice, pagination } = paginate(items, query.page, query.perPage);
-      return Promise.resolve({ dags: slice, errors: [], pagination });
+      const latest = await getLatestRuns(deps.db, slice.map((i) => i.dag.name));
+      return { dags: slice.map((i) => ({ ...i, latestDAGRun: latest.has(i.dag.name) ? runSummary(latest.get(i.dag.name) as RunRecord) : null })), errors: [], pagination };
     },
   });
 }
@@ -131,7 +138,10 @@ function getDag(deps: DagRoutesDeps): AnyRoute {
     tag: 'dags',
     params: fileNameParam,
     errors: [404],
-    handler: ({ params }) => Promise.resolve(detailOf(requireDag(deps, params.fileName))),
+    handler: async ({ params }) => {
+      const entry = requireDag(deps, params.fileName);
+      return detailOf(entry, (await getLatestRuns(deps.db, [entry.name])).get(entry.name));
+    },
   });
 }
 
@@ -255,6 +265,66 @@ function searchDags(deps: DagRoutesDeps): AnyRoute {
   });
 }
 
+/** How many recent runs the per-DAG history and its grid show. */
+const HISTORY_RUNS = 30;
+
+function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/dags/{fileName}/dag-runs',
+      operationId: 'listRunsOfDag',
+      summary: 'Recent runs of a DAG, with a status grid per step',
+      tag: 'dags',
+      params: fileNameParam,
+      errors: [404],
+      handler: async ({ params }) => {
+        const entry = requireDag(deps, params.fileName);
+        const { runs } = await listRuns(deps.db, { name: entry.name, limit: HISTORY_RUNS });
+        const nodesByRun = await Promise.all(runs.map((r) => getNodes(deps.db, r.id)));
+        const steps = entry.result.dag?.steps.map((s) => s.name) ?? [];
+        const gridData = steps.map((name) => ({
+          name,
+          history: nodesByRun.map((nodes) => (nodes.find((n) => n.kind === 'step' && n.stepName === name)?.data as { status?: number } | undefined)?.status ?? 0),
+        }));
+        return { dagRuns: runs.map((r) => runSummary(r)), gridData };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/dags/{fileName}/dag-runs/{dagRunId}',
+      operationId: 'getRunOfDag',
+      summary: 'One run of a DAG, with its nodes',
+      tag: 'dags',
+      params: fileNameParam.extend({ dagRunId: z.string().min(1) }),
+      errors: [404],
+      handler: async ({ params }) => {
+        const entry = requireDag(deps, params.fileName);
+        const run = await deps.runs.require(entry.name, params.dagRunId);
+        return { dagRun: runDetails(run, await getNodes(deps.db, run.id), await deps.runs.conditionsFor(run)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/dags/{fileName}/stop-all',
+      operationId: 'stopAllRunsOfDag',
+      summary: 'Stop every running, waiting or queued run of a DAG',
+      tag: 'dags',
+      params: fileNameParam,
+      errors: [404],
+      handler: async ({ params }) => {
+        const entry = requireDag(deps, params.fileName);
+        const errors: string[] = [];
+        for (const status of [1, 5, 7] as const) {
+          const { runs } = await listRuns(deps.db, { name: entry.name, status, limit: 500 });
+          for (const run of runs) await deps.runs.stop(run).catch((error: unknown) => errors.push(`${run.dagRunId}: ${toError(error).message}`));
+        }
+        return { errors };
+      },
+    }),
+  ];
+}
+
 export function dagRoutes(deps: DagRoutesDeps): AnyRoute[] {
-  return [listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getSpec(deps), putSpec(deps), validateSpec(deps), renameDag(deps), searchDags(deps)];
+  return [...dagRunRoutes(deps), listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getSpec(deps), putSpec(deps), validateSpec(deps), renameDag(deps), searchDags(deps)];
 }

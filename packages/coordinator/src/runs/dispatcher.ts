@@ -1,0 +1,69 @@
+import { admitQueuedRuns, type Db } from '@trellis/store';
+import type { Logger } from '../logging/logger.js';
+import { toError } from '../errors/normalize.js';
+import { LOCAL_WORKER_ID, type LocalExecutor } from './local-executor.js';
+
+/** The safety net: admission also runs this often even if nothing woke it. */
+const SWEEP_MS = 2000;
+const BATCH = 32;
+
+export interface DispatcherDeps {
+  db: Db;
+  executor: LocalExecutor;
+  logger: Logger;
+  /** Configured global queues. */
+  limits: Map<string, number>;
+  /** A DAG-local queue's limit: the DAG's (deprecated) max_active_runs, default 1. */
+  dagQueueLimit: (queueName: string) => number;
+}
+
+/**
+ * Hands queued runs to the executor. Every start, enqueue and finished run wakes it; wakes
+ * that arrive while it admits are folded into one more pass, so it never admits twice at once.
+ */
+export class Dispatcher {
+  private running: Promise<void> | undefined;
+  private again = false;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(private readonly deps: DispatcherDeps) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.wake(), SWEEP_MS);
+    this.timer.unref();
+    this.wake();
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        const admitted = await this.deps.db.transaction((tx) =>
+          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.dagQueueLimit, workerId: LOCAL_WORKER_ID, batch: BATCH }),
+        );
+        for (const run of admitted) await this.deps.executor.start(run);
+        if (admitted.length === BATCH) this.again = true;
+      } catch (error) {
+        this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
+      }
+    } while (this.again && !this.stopped);
+  }
+}

@@ -1,0 +1,195 @@
+import { dirname } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { RunStatus, loadDag, resolveStartParams, type Dag, type ResolvedParams } from '@trellis/core';
+import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest } from '@trellis/engine';
+import { getRun, getSpecYaml, insertRun, type Db, type RunRecord } from '@trellis/store';
+import type { Logger } from '../logging/logger.js';
+import { toError } from '../errors/normalize.js';
+import { PersistingReporter } from './persisting-reporter.js';
+import { runLogFile } from './log-paths.js';
+
+export const LOCAL_WORKER_ID = 'local';
+
+export interface LocalExecutorDeps {
+  db: Db;
+  logger: Logger;
+  logDir: string;
+  docsDir: string;
+  envPassthrough: string[];
+  envPassthroughPrefixes: string[];
+  /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
+  specOfDag: (name: string) => string | undefined;
+  /** A run finished: its slot is free. */
+  onFinished: () => void;
+}
+
+/** Which DAG of a definition file a run executes: the file's first document, or a local DAG by name. */
+function pickDag(yaml: string, fileName: string, dagName: string): { dag?: Dag; localDags: Dag[]; error?: string } {
+  const loaded = loadDag(yaml, { fileName });
+  const localDags = loaded.localDags.flatMap((l) => (l.dag !== undefined ? [l.dag] : []));
+  if (loaded.dag === undefined) return { localDags, error: `the recorded definition is invalid: ${loaded.errors.join('; ')}` };
+  if (loaded.dag.name === dagName || fileName === dagName) return { dag: loaded.dag, localDags };
+  const local = localDags.find((d) => d.name === dagName);
+  return local !== undefined ? { dag: local, localDags } : { dag: loaded.dag, localDags };
+}
+
+/**
+ * The coordinator's own executor, worker `local`: it hosts the engine for admitted runs and
+ * persists every report. Sub-DAG steps become child runs, recorded like any other run.
+ */
+export class LocalExecutor {
+  private readonly handles = new Map<number, RunHandle>();
+  private readonly finished = new Map<number, Promise<void>>();
+
+  constructor(private readonly deps: LocalExecutorDeps) {}
+
+  get running(): number {
+    return this.handles.size;
+  }
+
+  has(runId: number): boolean {
+    return this.handles.has(runId);
+  }
+
+  /** Starts an admitted run (status Running, worker local). */
+  async start(run: RunRecord): Promise<void> {
+    const yaml = await getSpecYaml(this.deps.db, run.specHash);
+    const picked = yaml !== undefined ? pickDag(yaml, run.fileName || run.dagName, run.dagName) : { localDags: [], error: 'the recorded definition is missing' };
+    if (picked.dag === undefined) {
+      await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
+      return;
+    }
+    let params: ResolvedParams;
+    try {
+      params = JSON.parse(run.params) as ResolvedParams;
+    } catch {
+      await this.failBeforeStart(run, 'the recorded params are not valid JSON');
+      return;
+    }
+    const reporter = new PersistingReporter(this.deps.db, run.id, this.deps.logger);
+    const handle = runDag({
+      dag: picked.dag,
+      localDags: picked.localDags,
+      params,
+      identity: {
+        dagName: run.dagName,
+        dagRunId: run.dagRunId,
+        attemptId: run.attemptId,
+        rootDagRunName: run.rootDagRunName,
+        rootDagRunId: run.rootDagRunId,
+        parentDagRunName: run.parentDagRunName,
+        parentDagRunId: run.parentDagRunId,
+      },
+      logDir: dirname(run.logFile),
+      reporter,
+      launchSubRun: this.subRunLauncher(run, yaml ?? ''),
+      streamLogs: false,
+      docsDir: this.deps.docsDir,
+      envPassthrough: this.deps.envPassthrough,
+      envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
+    });
+    this.handles.set(run.id, handle);
+    this.deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: LOCAL_WORKER_ID });
+    const done = handle.done
+      .then(async (result) => {
+        await reporter.settled();
+        this.deps.logger.info('run finished', { dagName: run.dagName, dagRunId: run.dagRunId, status: result.snapshot.statusLabel });
+      })
+      .catch((error: unknown) => {
+        this.deps.logger.error('run crashed in the engine', { dagRunId: run.dagRunId, error: toError(error) });
+      })
+      .finally(() => {
+        this.handles.delete(run.id);
+        this.finished.delete(run.id);
+        this.deps.onFinished();
+      });
+    this.finished.set(run.id, done);
+  }
+
+  stop(runId: number): boolean {
+    const handle = this.handles.get(runId);
+    handle?.stop();
+    return handle !== undefined;
+  }
+
+  handle(runId: number): RunHandle | undefined {
+    return this.handles.get(runId);
+  }
+
+  /** Stops every run and waits for them to end (graceful shutdown). */
+  async drain(): Promise<void> {
+    for (const handle of this.handles.values()) handle.stop();
+    await Promise.all([...this.finished.values()]);
+  }
+
+  private async failBeforeStart(run: RunRecord, error: string): Promise<void> {
+    this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
+    await this.deps.db.query("UPDATE runs SET status = 2, error = $2, finished_at = now() WHERE id = $1 AND status = 1", [run.id, error]);
+    this.deps.onFinished();
+  }
+
+  private subRunLauncher(parent: RunRecord, parentYaml: string): SubRunLauncher {
+    return (request: SubRunRequest): SubRunHandle => {
+      let child: RunHandle | undefined;
+      const done = this.startChild(parent, parentYaml, request, (h) => (child = h));
+      return { done, stop: () => child?.stop() };
+    };
+  }
+
+  private async startChild(parent: RunRecord, parentYaml: string, request: SubRunRequest, onHandle: (h: RunHandle) => void) {
+    const stored = request.localDag === undefined ? this.deps.specOfDag(request.dagName) : undefined;
+    const yaml = request.localDag !== undefined ? parentYaml : stored;
+    if (yaml === undefined) return { status: RunStatus.Failed, outputs: {}, error: `no DAG named ${request.dagName}` };
+    const picked = pickDag(yaml, request.localDag !== undefined ? parent.fileName || parent.dagName : request.dagName, request.dagName);
+    if (picked.dag === undefined) return { status: RunStatus.Failed, outputs: {}, error: picked.error ?? 'invalid sub-DAG' };
+    const resolved = resolveStartParams(picked.dag.params, request.params === '' ? undefined : request.params);
+    if (!resolved.ok) return { status: RunStatus.Failed, outputs: {}, error: resolved.errors.join('; ') };
+    const existing = await getRun(this.deps.db, request.dagName, request.dagRunId);
+    const attemptId = randomUUID();
+    const record =
+      existing ??
+      (await insertRun(this.deps.db, {
+        dagName: request.dagName,
+        dagRunId: request.dagRunId,
+        fileName: request.localDag !== undefined ? parent.fileName : request.dagName,
+        rootDagRunName: parent.rootDagRunName,
+        rootDagRunId: parent.rootDagRunId,
+        parentDagRunName: parent.dagName,
+        parentDagRunId: parent.dagRunId,
+        attemptId,
+        status: RunStatus.Running,
+        params: JSON.stringify(resolved.params),
+        queueName: `${parent.queueName}/sub`,
+        logFile: runLogFile(this.deps.logDir, request.dagName, request.dagRunId, 1),
+        specYaml: yaml,
+        labels: picked.dag.labels,
+        trigger: 'sub',
+        noReuse: parent.noReuse,
+      }));
+    await this.deps.db.query("UPDATE runs SET worker_id = $2, started_at = COALESCE(started_at, now()) WHERE id = $1", [record.id, LOCAL_WORKER_ID]);
+    const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
+    const handle = runDag({
+      dag: picked.dag,
+      localDags: picked.localDags,
+      params: resolved.params,
+      identity: { dagName: record.dagName, dagRunId: record.dagRunId, attemptId: record.attemptId, rootDagRunName: record.rootDagRunName, rootDagRunId: record.rootDagRunId, parentDagRunName: record.parentDagRunName, parentDagRunId: record.parentDagRunId },
+      logDir: dirname(record.logFile),
+      reporter,
+      env: request.env,
+      launchSubRun: this.subRunLauncher(record, yaml),
+      streamLogs: false,
+      docsDir: this.deps.docsDir,
+      envPassthrough: this.deps.envPassthrough,
+      envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
+    });
+    onHandle(handle);
+    this.handles.set(record.id, handle);
+    try {
+      const result = await handle.done;
+      await reporter.settled();
+      return { status: result.status, outputs: result.outputs.outputs, ...(result.snapshot.error !== '' ? { error: result.snapshot.error } : {}) };
+    } finally {
+      this.handles.delete(record.id);
+    }
+  }
+}

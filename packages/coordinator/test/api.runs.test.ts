@@ -1,0 +1,199 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+
+let t: TestCoordinator;
+
+const DAGS = {
+  hello: 'params:\n  - {name: WHO, type: string, default: world}\n  - {name: N, type: integer, default: 1}\nsteps:\n  - name: greet\n    command: echo "hello ${WHO} ${N}"\n    output: GREETING\n  - {name: fail-soft, command: echo warn >&2}\n',
+  slow: 'steps:\n  - {name: wait, command: sleep 30}\n',
+  gated: 'steps:\n  - name: gate\n    command: echo ready\n    approval: {input: [TICKET], required: [TICKET]}\n  - {name: after, command: echo "ticket $TICKET"}\n',
+  broken: 'steps:\n  - {name: boom, command: exit 3}\n',
+  batch: 'queue: batch\nsteps:\n  - {name: s, command: sleep 0.3}\n',
+};
+
+type Json = Record<string, unknown>;
+
+async function waitForStatus(name: string, id: string, statuses: number[], timeoutMs = 20_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.call('GET', `/dag-runs/${name}/${id}`);
+    const run = res.json.dagRun as Json | undefined;
+    if (run !== undefined && statuses.includes(run.status as number)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} never reached ${statuses.join('/')}: ${JSON.stringify(res.json)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function start(name: string, body: Json = {}): Promise<string> {
+  const res = await t.call('POST', `/dags/${name}/start`, body);
+  assert.equal(res.status, 200, JSON.stringify(res.json));
+  return res.json.dagRunId as string;
+}
+
+before(async () => {
+  t = await startTestCoordinator('api_runs', DAGS, { queues: [{ name: 'batch', maxConcurrency: 2 }] });
+});
+after(async () => t.stop());
+
+describe('starting runs', () => {
+  test('start runs on the local executor; details, nodes, logs and outputs are served', async () => {
+    const id = await start('hello', { params: JSON.stringify({ WHO: 'api', N: '7' }) });
+    const run = await waitForStatus('hello', id, [4]);
+    assert.equal(run.statusLabel, 'succeeded');
+    assert.equal(run.conditions, undefined, 'only queued runs carry conditions');
+    assert.deepEqual((run.nodes as Json[]).map((n) => [(n.step as Json).name, n.status]), [['greet', 4], ['fail-soft', 4]]);
+    assert.notEqual(run.startedAt, '');
+    const stepLog = await t.call('GET', `/dag-runs/hello/${id}/steps/greet/log`);
+    assert.equal(stepLog.json.content, 'hello api 7');
+    const stderr = await t.call('GET', `/dag-runs/hello/${id}/steps/fail-soft/log?stream=stderr`);
+    assert.equal(stderr.json.content, 'warn');
+    const runLog = await t.call('GET', `/dag-runs/hello/${id}/log?head=1`);
+    assert.match(String(runLog.json.content), /started/);
+    assert.equal(runLog.json.hasMore, true);
+    const outputs = await t.call('GET', `/dag-runs/hello/${id}/outputs`);
+    assert.deepEqual((outputs.json as { outputs: Json }).outputs, { greeting: 'hello api 7' });
+    assert.equal(((outputs.json as { metadata: Json }).metadata).status, 'succeeded');
+    const latest = await t.call('GET', '/dag-runs/hello/latest');
+    assert.equal((latest.json.dagRun as Json).dagRunId, id);
+    const dag = await t.call('GET', '/dags/hello');
+    assert.equal((dag.json.latestDAGRun as Json).dagRunId, id);
+  });
+
+  test('params are validated and coerced before anything is queued', async () => {
+    const res = await t.call('POST', '/dags/hello/start', { params: JSON.stringify({ N: 'many' }) });
+    assert.equal(res.status, 400);
+    assert.equal(res.json.code, 'bad_request');
+    assert.deepEqual((res.json.details as { errors: string[] }).errors, ['params.N: must be an integer, got "many"']);
+  });
+
+  test('custom dagRunId; a duplicate is 409 already_exists; a bad id is 400', async () => {
+    assert.equal(await start('hello', { dagRunId: 'my-id-1' }), 'my-id-1');
+    const dup = await t.call('POST', '/dags/hello/start', { dagRunId: 'my-id-1' });
+    assert.deepEqual([dup.status, dup.json.code], [409, 'already_exists']);
+    assert.equal((await t.call('POST', '/dags/hello/start', { dagRunId: 'bad id!' })).status, 400);
+    assert.equal((await t.call('POST', '/dags/missing/start', {})).status, 404);
+  });
+
+  test('singleton: 409 while the DAG has an active run; stop aborts it', async () => {
+    const id = await start('slow');
+    await waitForStatus('slow', id, [1]);
+    const refused = await t.call('POST', '/dags/slow/start', { singleton: true });
+    assert.deepEqual([refused.status, refused.json.code], [409, 'already_running']);
+    const stop = await t.call('POST', `/dag-runs/slow/${id}/stop`);
+    assert.equal(stop.status, 200);
+    const stopped = await waitForStatus('slow', id, [3]);
+    assert.equal(stopped.statusLabel, 'aborted');
+    const again = await t.call('POST', `/dag-runs/slow/${id}/stop`);
+    assert.deepEqual([again.status, again.json.code], [400, 'not_running']);
+  });
+
+  test('DAG-local queue runs one at a time: the second waits with a condition, and can be dequeued', async () => {
+    const first = await start('slow');
+    await waitForStatus('slow', first, [1]);
+    const second = await start('slow');
+    const queued = await waitForStatus('slow', second, [5]);
+    const [condition] = queued.conditions as Json[];
+    assert.equal(condition?.reason, 'QueueConcurrencyLimitReached');
+    assert.equal(condition?.type, 'Queued');
+    assert.equal((await t.call('GET', `/dag-runs/slow/${second}/dequeue`)).status, 200);
+    assert.equal((await waitForStatus('slow', second, [3])).error, 'dequeued');
+    assert.equal((await t.call('GET', `/dag-runs/slow/${second}/dequeue`)).status, 404);
+    await t.call('POST', `/dag-runs/slow/${first}/stop`);
+    await waitForStatus('slow', first, [3]);
+  });
+
+  test('a global queue admits at most maxConcurrency runs at once', async () => {
+    const ids = await Promise.all(Array.from({ length: 5 }, () => t.call('POST', '/dags/batch/enqueue', {}).then((r) => r.json.dagRunId as string)));
+    let maxRunning = 0;
+    for (;;) {
+      const running = await t.call('GET', '/dag-runs?name=batch&status=1');
+      maxRunning = Math.max(maxRunning, (running.json.dagRuns as Json[]).length);
+      const done = await t.call('GET', '/dag-runs?name=batch&status=4');
+      if ((done.json.dagRuns as Json[]).length === ids.length) break;
+      await new Promise((r) => setTimeout(r, 30));
+    }
+    assert.ok(maxRunning <= 2, `saw ${maxRunning} running`);
+    assert.equal((await t.call('POST', '/dags/hello/enqueue', { queue: 'nope' })).status, 400);
+  });
+
+  test('inline specs run without being stored; name rules apply', async () => {
+    const res = await t.call('POST', '/dag-runs', { spec: 'steps:\n  - echo inline\n', name: 'adhoc.run-1' });
+    assert.equal(res.status, 200);
+    const run = await waitForStatus('adhoc.run-1', res.json.dagRunId as string, [4]);
+    assert.equal(run.name, 'adhoc.run-1');
+    assert.equal((await t.call('GET', '/dags/adhoc.run-1')).status, 400);
+    assert.equal((await t.call('POST', '/dag-runs', { spec: 'steps: []' })).status, 400);
+    assert.equal((await t.call('POST', '/dag-runs', {})).json.code, 'bad_request');
+    assert.equal((await t.call('POST', '/dag-runs', { spec: 'steps: [echo]', name: 'x'.repeat(41) })).status, 400);
+  });
+
+  test('start-sync returns the finished run, or 408 with the dagRunId', async () => {
+    const ok = await t.call('POST', '/dags/hello/start-sync', { timeout: 30 });
+    assert.equal(ok.status, 200);
+    assert.equal((ok.json.dagRun as Json).status, 4);
+    const slow = await t.call('POST', '/dags/slow/start-sync', { timeout: 1 });
+    assert.equal(slow.status, 408);
+    assert.equal(slow.json.code, 'timeout');
+    await t.call('POST', `/dag-runs/slow/${String(slow.json.dagRunId)}/stop`);
+    assert.equal((await t.call('POST', '/dags/hello/start-sync', { timeout: 0 })).status, 400);
+  });
+});
+
+describe('run management', () => {
+  test('retry: a new attempt of a finished run; 400 already_running while active', async () => {
+    const id = await start('broken');
+    const first = await waitForStatus('broken', id, [2]);
+    const retried = await t.call('POST', `/dag-runs/broken/${id}/retry`, {});
+    assert.equal(retried.status, 200);
+    let again = await waitForStatus('broken', id, [2, 1, 5]);
+    while (again.attemptId === first.attemptId || again.status !== 2) again = await waitForStatus('broken', id, [2]);
+    assert.notEqual(again.attemptId, first.attemptId, 'the retry is a new attempt');
+    assert.match(String(again.log), /\/2\/run\.log$/, 'each attempt keeps its own log');
+    const other = await t.call('POST', `/dag-runs/broken/${id}/retry`, { dagRunId: 'broken-copy' });
+    assert.equal(other.json.dagRunId, 'broken-copy');
+    await waitForStatus('broken', 'broken-copy', [2]);
+    const slowId = await start('slow');
+    await waitForStatus('slow', slowId, [1]);
+    const busy = await t.call('POST', `/dag-runs/slow/${slowId}/retry`, {});
+    assert.deepEqual([busy.status, busy.json.code], [400, 'already_running']);
+    await t.call('POST', `/dag-runs/slow/${slowId}/stop`);
+    await waitForStatus('slow', slowId, [3]);
+  });
+
+  test('approval: the run waits (7); approve with the required input resumes it', async () => {
+    const id = await start('gated');
+    await waitForStatus('gated', id, [7]);
+    const missing = await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: {} });
+    assert.deepEqual([missing.status, missing.json.code], [400, 'bad_request']);
+    assert.equal((await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: { TICKET: 'OPS-1' } })).status, 200);
+    await waitForStatus('gated', id, [4]);
+    assert.equal((await t.call('GET', `/dag-runs/gated/${id}/steps/after/log`)).json.content, 'ticket OPS-1');
+  });
+
+  test('listing: newest first, limit bounds, cursor, status filter', async () => {
+    const page = await t.call('GET', '/dag-runs?limit=2');
+    assert.equal((page.json.dagRuns as Json[]).length, 2);
+    assert.equal(typeof page.json.nextCursor, 'string');
+    const next = await t.call('GET', `/dag-runs?limit=2&cursor=${String(page.json.nextCursor)}`);
+    assert.notDeepEqual((next.json.dagRuns as Json[]).map((r) => r.dagRunId), (page.json.dagRuns as Json[]).map((r) => r.dagRunId));
+    assert.equal((await t.call('GET', '/dag-runs?limit=501')).status, 400);
+    assert.equal((await t.call('GET', '/dag-runs?cursor=nonsense')).status, 400);
+    const failed = await t.call('GET', '/dag-runs/broken?status=2');
+    assert.ok((failed.json.dagRuns as Json[]).every((r) => r.status === 2));
+    const history = await t.call('GET', '/dags/hello/dag-runs');
+    assert.deepEqual((history.json.gridData as Json[]).map((g) => g.name), ['greet', 'fail-soft']);
+  });
+
+  test('step status by hand: 0-5 only, unknown step 404, unknown run 404', async () => {
+    const id = await start('broken');
+    await waitForStatus('broken', id, [2]);
+    assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/boom/status`, { status: 4 })).status, 200);
+    const run = await waitForStatus('broken', id, [2]);
+    assert.equal((run.nodes as Json[])[0]?.status, 4);
+    assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/boom/status`, { status: 9 })).status, 400);
+    assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/nope/status`, { status: 4 })).status, 404);
+    const missing = await t.call('GET', '/dag-runs/broken/no-such-run');
+    assert.deepEqual([missing.status, missing.json.code, missing.json.message], [404, 'not_found', 'DAG run not found']);
+  });
+});

@@ -1,0 +1,40 @@
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openTestDb } from '@trellis/store/testing';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type RawServerConfig } from '@trellis/coordinator';
+
+export interface TestCoordinator {
+  coordinator: Coordinator;
+  dir: string;
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }>;
+  stop(): Promise<void>;
+}
+
+/** A coordinator on a fresh database (PGlite, or a schema of TRELLIS_TEST_DATABASE_URL) with the given DAG files. */
+export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}): Promise<TestCoordinator> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-coord-'));
+  mkdirSync(join(dir, 'dags'));
+  for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
+  const { db, cleanup } = await openTestDb(label);
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', ...overrides } });
+  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db });
+  return {
+    coordinator,
+    dir,
+    call: async (method, path, body) => {
+      const res = await fetch(coordinator.apiUrl + path, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+    },
+    stop: async () => {
+      await coordinator.close();
+      await cleanup();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -3,11 +3,16 @@ import { UsageError } from './args.js';
 import { serverCommand } from './commands/server.js';
 import { validateCommand } from './commands/validate.js';
 import { dryCommand } from './commands/dry.js';
+import { startCommand, statusCommand, stopCommand } from './commands/client.js';
 
 const usage = `Usage: trellis <command> [options]
 
 Commands:
-  server     run the coordinator (REST API) on this host
+  server     run the coordinator (REST API, queues, local executor) on this host
+  start      start a run of a DAG (or of a YAML file) on a coordinator
+  enqueue    queue a run of a DAG on a coordinator
+  status     show a run and its steps (--follow to watch it)
+  stop       stop a run
   validate   check DAG definition files
   dry        show what a run of a DAG file would do, without running it
 
@@ -16,6 +21,10 @@ Run 'trellis <command> --help' for a command's options.
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   server: serverCommand,
+  start: startCommand('start'),
+  enqueue: startCommand('enqueue'),
+  status: statusCommand,
+  stop: stopCommand,
   validate: validateCommand,
   dry: dryCommand,
 };

@@ -3,9 +3,9 @@ import { intFlag, parseCommandArgs, stringFlag, type OptionSpec } from '../args.
 
 export const serverHelp = `Usage: trellis server [options]
 
-Runs the coordinator: the REST API (and, as later releases add them, the scheduler, the
-queues and the worker gRPC server). Without a database URL it uses an embedded PostgreSQL
-(PGlite) under the data directory.
+Runs the coordinator: the REST API, the queues and the local executor that runs DAGs on
+this host. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data
+directory; SIGTERM stops it cleanly (running local steps are stopped, the database closed).
 
 Options:
   --config FILE         YAML configuration file (keys as in README; SVC_* env overrides it)

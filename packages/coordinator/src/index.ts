@@ -11,3 +11,4 @@ export { createHttpApp, apiMountPath, type HttpAppOptions } from './http/app.js'
 export { startCoordinator, VERSION, type Coordinator } from './server.js';
 export { DagFiles } from './definitions/dag-files.js';
 export { DagIndex, type IndexedDag } from './definitions/dag-index.js';
+export { purgeOldRuns } from './runs/retention.js';

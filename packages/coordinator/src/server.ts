@@ -10,6 +10,7 @@ import { systemRoutes } from './api/system.routes.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LOCAL_WORKER_ID, LocalExecutor } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
+import { startRetention } from './runs/retention.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
@@ -78,6 +79,11 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     listening.once('error', reject);
   });
   dispatcher.start();
+  const stopRetention = startRetention({
+    db,
+    logger,
+    retentionDays: (name) => index.all().find((e) => e.name === name)?.result.dag?.histRetentionDays ?? config.histRetentionDays,
+  });
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const apiUrl = `http://${host}:${port}${apiMountPath(config)}`;
@@ -90,6 +96,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       index.stop();
+      stopRetention();
       await dispatcher.stop();
       await executor.drain();
       await closed;

@@ -9,4 +9,5 @@ export { getRun, getLatestRun, getLatestRuns, countActiveRuns, getSpecYaml } fro
 export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
 export { updateRunStatus, replaceNodes, getNodes, setNodeData, saveOutputs, getOutputs, type StatusChange, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
+export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';
 export { admitQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest } from './runs/admission.js';

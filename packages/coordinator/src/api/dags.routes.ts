@@ -7,7 +7,7 @@ import {
   toDagListItemDag,
   type DagListItemPayload,
 } from '@trellis/core';
-import { getLatestRuns, getNodes, listRuns, type Db, type RunRecord } from '@trellis/store';
+import { getLatestRuns, getNodes, listRuns, setSuspended, suspendedAmong, type Db, type RunRecord } from '@trellis/store';
 import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/api-errors.js';
 import { runDetails, runSummary } from '../runs/payloads.js';
 import type { RunService } from '../runs/run-service.js';
@@ -42,24 +42,23 @@ function nextRunOf(entry: IndexedDag, deps: DagRoutesDeps): string {
   return nextStartRun(dag.schedule, (deps.now ?? (() => new Date()))(), deps.timezone)?.toISOString() ?? '';
 }
 
-// Suspension arrives with the scheduler (it only affects scheduling); no DAG is suspended before then.
-function listItem(entry: IndexedDag, deps: DagRoutesDeps, latest?: RunRecord) {
+function listItem(entry: IndexedDag, deps: DagRoutesDeps, latest?: RunRecord, suspended = false) {
   return {
     fileName: entry.fileName,
     dag: entry.result.dag !== undefined ? toDagListItemDag(entry.result.dag) : emptyListItem(entry.fileName),
     nextRun: nextRunOf(entry, deps),
     latestDAGRun: latest !== undefined ? runSummary(latest) : null,
-    suspended: false,
+    suspended,
     errors: entry.result.errors,
   };
 }
 
-function detailOf(entry: IndexedDag, latest?: RunRecord) {
+function detailOf(entry: IndexedDag, latest?: RunRecord, suspended = false) {
   return {
     dag: entry.result.dag !== undefined ? toDagDetail(entry.result.dag) : { ...emptyListItem(entry.fileName) },
     localDags: entry.result.localDags.map((local) => ({ name: local.name, dag: local.dag !== undefined ? toDagDetail(local.dag) : null, errors: local.errors })),
     latestDAGRun: latest !== undefined ? runSummary(latest) : null,
-    suspended: false,
+    suspended,
     errors: entry.result.errors,
   };
 }
@@ -101,8 +100,13 @@ function listDags(deps: DagRoutesDeps): AnyRoute {
       items.sort((a, b) => key(a).localeCompare(key(b)) || a.fileName.localeCompare(b.fileName));
       if (query.order === 'desc') items.reverse();
       const { slice, pagination } = paginate(items, query.page, query.perPage);
-      const latest = await getLatestRuns(deps.db, slice.map((i) => i.dag.name));
-      return { dags: slice.map((i) => ({ ...i, latestDAGRun: latest.has(i.dag.name) ? runSummary(latest.get(i.dag.name) as RunRecord) : null })), errors: [], pagination };
+      const names = slice.map((i) => i.dag.name);
+      const [latest, suspended] = await Promise.all([getLatestRuns(deps.db, names), suspendedAmong(deps.db, names)]);
+      return {
+        dags: slice.map((i) => ({ ...i, latestDAGRun: latest.has(i.dag.name) ? runSummary(latest.get(i.dag.name) as RunRecord) : null, suspended: suspended.has(i.dag.name) })),
+        errors: [],
+        pagination,
+      };
     },
   });
 }
@@ -140,7 +144,8 @@ function getDag(deps: DagRoutesDeps): AnyRoute {
     errors: [404],
     handler: async ({ params }) => {
       const entry = requireDag(deps, params.fileName);
-      return detailOf(entry, (await getLatestRuns(deps.db, [entry.name])).get(entry.name));
+      const [latest, suspended] = await Promise.all([getLatestRuns(deps.db, [entry.name]), suspendedAmong(deps.db, [entry.name])]);
+      return detailOf(entry, latest.get(entry.name), suspended.has(entry.name));
     },
   });
 }
@@ -325,6 +330,24 @@ function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
   ];
 }
 
+function suspendDag(deps: DagRoutesDeps): AnyRoute {
+  return defineRoute({
+    method: 'post',
+    path: '/dags/{fileName}/suspend',
+    operationId: 'suspendDag',
+    summary: 'Suspend or resume a DAG: a suspended DAG is not scheduled (manual runs still work)',
+    tag: 'dags',
+    params: fileNameParam,
+    body: z.object({ suspend: z.boolean({ error: 'suspend (true or false) is required' }) }),
+    errors: [404],
+    handler: async ({ params, body }) => {
+      const entry = requireDag(deps, params.fileName);
+      await setSuspended(deps.db, entry.name, body.suspend);
+      return { suspended: body.suspend };
+    },
+  });
+}
+
 export function dagRoutes(deps: DagRoutesDeps): AnyRoute[] {
-  return [...dagRunRoutes(deps), listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getSpec(deps), putSpec(deps), validateSpec(deps), renameDag(deps), searchDags(deps)];
+  return [...dagRunRoutes(deps), suspendDag(deps), listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getSpec(deps), putSpec(deps), validateSpec(deps), renameDag(deps), searchDags(deps)];
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunStatus, isNodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
+import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
 import { ApprovalError } from '@trellis/engine';
 import { getLatestRun, getNodes, getOutputs, listRuns, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
 import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
@@ -266,6 +266,20 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'post',
+      path: '/dag-runs/{name}/{dagRunId}/reschedule',
+      operationId: 'rescheduleDagRun',
+      summary: 'Queue a new run with the definition and params of an existing one (refused while the DAG is active)',
+      tag: 'runs',
+      params: runParams,
+      body: z.object({ dagRunId: z.string().optional(), dagName: z.string().optional() }),
+      errors: [404, 409],
+      handler: async ({ params, body }) => {
+        const run = await deps.runs.reschedule(await deps.runs.require(params.name, params.dagRunId), body.dagRunId, body.dagName);
+        return { dagRunId: run.dagRunId, queued: run.status === RunStatus.Queued };
+      },
+    }),
+    defineRoute({
       method: 'get',
       path: '/dag-runs/{name}/{dagRunId}/dequeue',
       operationId: 'dequeueDagRun',
@@ -328,15 +342,36 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
       errors: [404],
       handler: async ({ params, body }) => {
-        const run = await resolveRun(deps, params.name, params.dagRunId);
-        if (run.status === RunStatus.Running) throw new BadRequestError('the run is running: its steps cannot be changed by hand');
-        const node = await stepNode(deps, run, params.stepName);
-        await setNodeData(deps.db, run.id, params.stepName, { ...(node.data as object), status: body.status, statusLabel: nodeStatusLabel(body.status) });
+        await setStepStatus(deps, await resolveRun(deps, params.name, params.dagRunId), params.stepName, body.status);
+        return {};
+      },
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/dag-runs/{name}/{dagRunId}/sub-dag-runs/{subDagRunId}/steps/{stepName}/status',
+      operationId: 'setSubRunStepStatus',
+      summary: 'Set a step status by hand on a sub-DAG run of this run',
+      tag: 'runs',
+      params: stepParams.extend({ subDagRunId: z.string().min(1) }),
+      body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
+      errors: [404],
+      handler: async ({ params, body }) => {
+        const root = await resolveRun(deps, params.name, params.dagRunId);
+        const { runs } = await listRuns(deps.db, { dagRunId: params.subDagRunId, limit: 10 });
+        const child = runs.find((r) => r.rootDagRunId === root.rootDagRunId && r.id !== root.id);
+        if (child === undefined) throw new NotFoundError('sub-DAG run not found', { subDagRunId: params.subDagRunId });
+        await setStepStatus(deps, child, params.stepName, body.status);
         return {};
       },
     }),
     ...approvalRoutes(deps),
   ];
+}
+
+async function setStepStatus(deps: RunRoutesDeps, run: RunRecord, stepName: string, status: number): Promise<void> {
+  if (run.status === RunStatus.Running) throw new BadRequestError('the run is running: its steps cannot be changed by hand');
+  const node = await stepNode(deps, run, stepName);
+  await setNodeData(deps.db, run.id, stepName, { ...(node.data as object), status, statusLabel: nodeStatusLabel(status as NodeStatus) });
 }
 
 function approvalRoutes(deps: RunRoutesDeps): AnyRoute[] {

@@ -114,6 +114,16 @@ export class RunService {
     return next;
   }
 
+  /** A new queued run with the definition and params of `run`; always singleton-guarded. */
+  async reschedule(run: RunRecord, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
+    const yaml = await getSpecYaml(this.deps.db, run.specHash);
+    if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
+    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), params: paramsObject(run.params), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached' };
+    if (newRunId !== undefined) request.dagRunId = newRunId;
+    if (run.queueName !== run.dagName) request.queue = run.queueName;
+    return this.enqueue(request);
+  }
+
   /** Why a queued run waits, in the contract's condition form. */
   async conditionsFor(run: RunRecord): Promise<QueuedCondition[]> {
     if (run.status !== RunStatus.Queued) return [];

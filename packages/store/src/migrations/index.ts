@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/types.js';
 import { sql as runs } from './0001_runs.js';
+import { sql as dagState } from './0002_dag_state.js';
 
 interface Migration {
   version: number;
@@ -9,7 +10,10 @@ interface Migration {
 }
 
 /** In order; never edit one that has landed: add the next number instead. */
-export const MIGRATIONS: Migration[] = [{ version: 1, name: '0001_runs', sql: runs }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: '0001_runs', sql: runs },
+  { version: 2, name: '0002_dag_state', sql: dagState },
+];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */
 const MIGRATION_LOCK = 7_320_001;

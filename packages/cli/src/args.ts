@@ -30,9 +30,11 @@ export function stringFlag(parsed: Parsed, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-export function intFlag(parsed: Parsed, name: string): number | undefined {
+export function intFlag(parsed: Parsed, name: string, options: { allowNegative?: boolean } = {}): number | undefined {
   const value = stringFlag(parsed, name);
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--${name} must be a non-negative integer, got "${value}"`);
+  if (options.allowNegative === true ? !/^-?\d+$/.test(value) : !/^\d+$/.test(value)) {
+    throw new UsageError(`--${name} must be a${options.allowNegative === true ? 'n' : ' non-negative'} integer, got "${value}"`);
+  }
   return Number(value);
 }

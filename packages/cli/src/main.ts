@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { UsageError } from './args.js';
 import { serverCommand } from './commands/server.js';
+import { workerCommand } from './commands/worker.js';
 import { validateCommand } from './commands/validate.js';
 import { dryCommand } from './commands/dry.js';
 import { startCommand, statusCommand, stopCommand } from './commands/client.js';
@@ -8,7 +9,8 @@ import { startCommand, statusCommand, stopCommand } from './commands/client.js';
 const usage = `Usage: trellis <command> [options]
 
 Commands:
-  server     run the coordinator (REST API, queues, local executor) on this host
+  server     run the coordinator (REST API, queues, local executor, worker gRPC) on this host
+  worker     run a worker daemon that takes runs from a coordinator
   start      start a run of a DAG (or of a YAML file) on a coordinator
   enqueue    queue a run of a DAG on a coordinator
   status     show a run and its steps (--follow to watch it)
@@ -21,6 +23,7 @@ Run 'trellis <command> --help' for a command's options.
 
 const commands: Record<string, (argv: string[]) => Promise<number>> = {
   server: serverCommand,
+  worker: workerCommand,
   start: startCommand('start'),
   enqueue: startCommand('enqueue'),
   status: statusCommand,

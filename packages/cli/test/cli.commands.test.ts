@@ -26,7 +26,7 @@ before(async () => {
   mkdirSync(join(dir, 'dags'));
   writeFileSync(join(dir, 'dags', 'hello.yaml'), 'params: [WHO=world]\nsteps:\n  - name: greet\n    command: echo hello $WHO\n');
   writeFileSync(join(dir, 'bad.yaml'), 'steps:\n  - name: a\n    retry_policy: {limit: -1}\n');
-  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data') } });
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data') } });
   coordinator = await startCoordinator(config, createSilentLogger(), { watch: false });
 });
 

@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { failInterruptedRuns, openDatabase, type Db } from '@trellis/store';
+import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, releaseLease, type Db } from '@trellis/store';
 import { createHttpApp, apiMountPath } from './http/app.js';
 import { DagFiles } from './definitions/dag-files.js';
 import { DagIndex } from './definitions/dag-index.js';
@@ -11,6 +11,15 @@ import { Dispatcher } from './runs/dispatcher.js';
 import { LOCAL_WORKER_ID, LocalExecutor } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
 import { startRetention } from './runs/retention.js';
+import { queueLimitFor } from './dispatch/placement.js';
+import { RemotePollers } from './dispatch/remote-pollers.js';
+import { ReportApplier } from './dispatch/report-applier.js';
+import { WorkerRegistry } from './dispatch/worker-registry.js';
+import { startWorkerMonitor } from './dispatch/worker-monitor.js';
+import { startGrpcServer, type GrpcServer } from './grpc/server.js';
+import { workerHandlers } from './grpc/worker-service.js';
+import { workerRoutes } from './api/workers.routes.js';
+import { queueRoutes } from './api/queues.routes.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
@@ -22,6 +31,8 @@ export interface Coordinator {
   apiUrl: string;
   index: DagIndex;
   db: Db;
+  /** Where workers connect (host:port), when the gRPC server runs. */
+  grpcAddress?: string;
   /** Stops accepting requests, stops local runs cleanly, closes the database. */
   close(): Promise<void>;
 }
@@ -35,12 +46,18 @@ export interface StartOptions {
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
 const INTERRUPTED = 'the coordinator stopped while this run was running';
 
-function dagQueueLimitFor(index: DagIndex): (queueName: string) => number {
-  return (queueName) => index.all().find((e) => e.name === queueName)?.result.dag?.maxActiveRuns ?? 1;
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Workers on other hosts must prove who they are: a token or a client certificate. */
+function checkWorkerSecurity(config: ServerConfig): void {
+  if (config.grpcPort >= 0 && !LOOPBACK.has(config.grpcHost) && config.workerToken === undefined && config.grpcTlsClientCa === undefined) {
+    throw new Error(`the worker gRPC server listens on ${config.grpcHost}, beyond loopback: set workerToken (--worker-token, SVC_WORKER_TOKEN) or grpcTlsClientCa`);
+  }
 }
 
 /** Starts the coordinator: database, DAG index, dispatcher with the local executor, then the API. */
 export async function startCoordinator(config: ServerConfig, logger: Logger, options: StartOptions = {}): Promise<Coordinator> {
+  checkWorkerSecurity(config);
   const db =
     options.db ??
     (await openDatabase({
@@ -53,7 +70,9 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const index = new DagIndex(files, logger, config.baseConfig);
   await index.start({ watch: options.watch ?? true });
   const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
-  const dagQueueLimit = dagQueueLimitFor(index);
+  const queueLimit = queueLimitFor(globalQueues, (name) => index.all().find((e) => e.name === name)?.result.dag?.maxActiveRuns);
+  const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
+  const registry = new WorkerRegistry(db);
   const executor = new LocalExecutor({
     db,
     logger,
@@ -61,16 +80,44 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     docsDir: config.docsDir,
     envPassthrough: config.envPassthrough,
     envPassthroughPrefixes: config.envPassthroughPrefixes,
-    specOfDag: (name) => index.all().find((e) => e.name === name || e.fileName === name)?.text,
+    specOfDag,
     // Called only once runs exist, after the dispatcher below is constructed.
     onFinished: () => dispatcher.wake(),
   });
-  const dispatcher = new Dispatcher({ db, executor, logger, limits: globalQueues, dagQueueLimit });
-  const runs = new RunService({ db, dispatcher, executor, logDir: config.logDir, globalQueues, dagQueueLimit });
+  const remote = new RemotePollers({
+    db,
+    logger,
+    limits: globalQueues,
+    queueLimit,
+    release: (run) => releaseLease(db, run.id, run.attemptId),
+  });
+  const dispatcher = new Dispatcher({ db, executor, logger, limits: globalQueues, queueLimit, remote });
+  const grpcWanted = config.grpcPort >= 0;
+  const runs = new RunService({
+    db,
+    dispatcher,
+    executor,
+    logDir: config.logDir,
+    globalQueues,
+    defaultExecutionMode: config.defaultExecutionMode,
+    conditions: { db, registry, queueLimit, grpcRunning: grpcWanted },
+    specOfDag,
+  });
+  let grpc: GrpcServer | undefined;
+  if (grpcWanted) {
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db), runs, wake: () => dispatcher.wake() });
+    const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
+    grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
+    logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
+  }
+  const stopMonitor = startWorkerMonitor({ db, logger, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, () => dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt: new Date() }),
     ...dagRoutes({ db, runs, files, index, timezone: config.timezone }),
     ...runRoutes({ db, index, runs, executor }),
+    ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
+    ...queueRoutes({ db, globalQueues, queueLimit }),
   ];
   const app = createHttpApp({ routes, logger, basePath: config.basePath, apiBasePath: config.apiBasePath, version: VERSION });
   const server: Server = await new Promise((resolve, reject) => {
@@ -92,12 +139,17 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     apiUrl,
     index,
     db,
+    ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       index.stop();
       stopRetention();
+      stopMonitor();
+      await unlisten?.();
       await dispatcher.stop();
+      await remote.stop();
+      await grpc?.close();
       await executor.drain();
       await closed;
       if (options.db === undefined) await db.close().catch((error: unknown) => logger.warn('closing the database failed', { error: toError(error) }));

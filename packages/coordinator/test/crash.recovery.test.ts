@@ -72,7 +72,7 @@ async function runs(port: number): Promise<Run[]> {
 
 test('kill -9 with 50 local runs in flight: after a restart every run ends, none stays Running, the API answers', { timeout: 120_000 }, async () => {
   mkdirSync(join(dir, 'dags'));
-  writeFileSync(join(dir, 'trellis.yaml'), 'dagsDir: ./dags\ndataDir: ./data\nlogFormat: json\nqueues:\n  - name: crash\n    maxConcurrency: 40\n');
+  writeFileSync(join(dir, 'trellis.yaml'), 'dagsDir: ./dags\ndataDir: ./data\ngrpcPort: 0\nlogFormat: json\nqueues:\n  - name: crash\n    maxConcurrency: 40\n');
   writeFileSync(join(dir, 'sleep-seconds'), LONG_SLEEP);
   writeFileSync(join(dir, 'dags', 'sleeper.yaml'), `queue: crash\nsteps:\n  - sleep $(cat ${join(dir, 'sleep-seconds')})\n`);
   const env = await databaseEnv();

@@ -1,1 +1,3 @@
-export {};
+export { WorkerDaemon, WorkerRefusedError, WORKER_VERSION } from './daemon.js';
+export { loadWorkerConfig, parseLabels, WorkerConfigError, type WorkerConfig, type RawWorkerConfig } from './config.js';
+export { createWorkerLogger, type Logger } from './logging.js';

@@ -3,8 +3,8 @@ import { intFlag, parseCommandArgs, stringFlag, type OptionSpec } from '../args.
 
 export const serverHelp = `Usage: trellis server [options]
 
-Runs the coordinator: the REST API, the queues and the local executor that runs DAGs on
-this host. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data
+Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on
+this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data
 directory; SIGTERM stops it cleanly (running local steps are stopped, the database closed).
 
 Options:
@@ -14,6 +14,13 @@ Options:
   --data-dir DIR        data directory (default ./data; SVC_DATA_DIR)
   --dags-dir DIR        DAG definitions directory (default ./dags; SVC_DAGS_DIR)
   --database-url URL    PostgreSQL connection string (DATABASE_URL, SVC_DATABASE_URL)
+  --grpc-host HOST      address the worker gRPC server binds (default 127.0.0.1; SVC_GRPC_HOST)
+  --grpc-port PORT      worker gRPC port (default 50051; 0 picks one; -1 disables; SVC_GRPC_PORT)
+  --worker-token T      shared secret every worker must present (SVC_WORKER_TOKEN); required
+                        when --grpc-host is not loopback, unless client certificates are
+  --grpc-tls-cert FILE  TLS certificate for the gRPC server (SVC_GRPC_TLS_CERT)
+  --grpc-tls-key FILE   its private key (SVC_GRPC_TLS_KEY)
+  --grpc-tls-client-ca FILE  require worker client certificates signed by this CA
   -h, --help            show this help
 `;
 
@@ -24,20 +31,36 @@ const options: OptionSpec = {
   'data-dir': { type: 'string' },
   'dags-dir': { type: 'string' },
   'database-url': { type: 'string' },
+  'grpc-host': { type: 'string' },
+  'grpc-port': { type: 'string' },
+  'worker-token': { type: 'string' },
+  'grpc-tls-cert': { type: 'string' },
+  'grpc-tls-key': { type: 'string' },
+  'grpc-tls-client-ca': { type: 'string' },
 };
+
+const STRING_FLAGS = {
+  host: 'host',
+  'data-dir': 'dataDir',
+  'dags-dir': 'dagsDir',
+  'database-url': 'databaseUrl',
+  'grpc-host': 'grpcHost',
+  'worker-token': 'workerToken',
+  'grpc-tls-cert': 'grpcTlsCert',
+  'grpc-tls-key': 'grpcTlsKey',
+  'grpc-tls-client-ca': 'grpcTlsClientCa',
+} as const satisfies Record<string, keyof RawServerConfig>;
 
 function overridesOf(parsed: ReturnType<typeof parseCommandArgs>): Partial<RawServerConfig> {
   const out: Partial<RawServerConfig> = {};
-  const host = stringFlag(parsed, 'host');
-  if (host !== undefined) out.host = host;
+  for (const [flag, key] of Object.entries(STRING_FLAGS)) {
+    const value = stringFlag(parsed, flag);
+    if (value !== undefined) out[key] = value;
+  }
   const port = intFlag(parsed, 'port');
   if (port !== undefined) out.port = port;
-  const dataDir = stringFlag(parsed, 'data-dir');
-  if (dataDir !== undefined) out.dataDir = dataDir;
-  const dagsDir = stringFlag(parsed, 'dags-dir');
-  if (dagsDir !== undefined) out.dagsDir = dagsDir;
-  const databaseUrl = stringFlag(parsed, 'database-url');
-  if (databaseUrl !== undefined) out.databaseUrl = databaseUrl;
+  const grpcPort = intFlag(parsed, 'grpc-port', { allowNegative: true });
+  if (grpcPort !== undefined) out.grpcPort = grpcPort;
   return out;
 }
 

@@ -14,16 +14,18 @@ export interface Pagination {
   prevPage: number | null;
 }
 
-export function paginate<T>(items: T[], page: number, perPage: number): { slice: T[]; pagination: Pagination } {
-  const totalPages = Math.max(1, Math.ceil(items.length / perPage));
+/** The contract's pagination block for `total` records. */
+export function paginationOf(total: number, page: number, perPage: number): Pagination {
+  const totalPages = Math.max(1, Math.ceil(total / perPage));
   return {
-    slice: items.slice((page - 1) * perPage, page * perPage),
-    pagination: {
-      totalRecords: items.length,
-      currentPage: page,
-      totalPages,
-      nextPage: page < totalPages ? page + 1 : null,
-      prevPage: page > 1 ? Math.min(page - 1, totalPages) : null,
-    },
+    totalRecords: total,
+    currentPage: page,
+    totalPages,
+    nextPage: page < totalPages ? page + 1 : null,
+    prevPage: page > 1 ? Math.min(page - 1, totalPages) : null,
   };
+}
+
+export function paginate<T>(items: T[], page: number, perPage: number): { slice: T[]; pagination: Pagination } {
+  return { slice: items.slice((page - 1) * perPage, page * perPage), pagination: paginationOf(items.length, page, perPage) };
 }

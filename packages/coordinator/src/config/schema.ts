@@ -40,9 +40,9 @@ export const serverConfigSchema = z.strictObject({
   defaultExecutionMode: z.enum(['local', 'distributed']).default('local'),
   envPassthrough: z.array(z.string().min(1)).default([]),
   envPassthroughPrefixes: z.array(z.string().min(1)).default([]),
-  /** gRPC server for workers; port 0 disables it. */
+  /** gRPC server for workers; port 0 picks a free port, -1 disables it. */
   grpcHost: z.string().min(1).default('127.0.0.1'),
-  grpcPort: port.default(50051),
+  grpcPort: z.number().int().min(-1).max(65535).default(50051),
   /** Shared secret every worker must present. */
   workerToken: z.string().min(1).optional(),
   grpcTlsCert: z.string().optional(),
@@ -51,6 +51,8 @@ export const serverConfigSchema = z.strictObject({
   grpcTlsClientCa: z.string().optional(),
   /** A started remote run whose worker is silent this long is failed. */
   workerHeartbeatTimeoutSec: positiveInt.default(15),
+  /** A run handed to a worker goes back to the queue when the worker does not confirm it this soon. */
+  workerAckTimeoutSec: positiveInt.default(10),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   logFormat: z.enum(['json', 'text']).default('json'),
 });
@@ -83,6 +85,7 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_GRPC_TLS_KEY: { key: 'grpcTlsKey', kind: 'string' },
   SVC_GRPC_TLS_CLIENT_CA: { key: 'grpcTlsClientCa', kind: 'string' },
   SVC_WORKER_HEARTBEAT_TIMEOUT_SEC: { key: 'workerHeartbeatTimeoutSec', kind: 'int' },
+  SVC_WORKER_ACK_TIMEOUT_SEC: { key: 'workerAckTimeoutSec', kind: 'int' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
 };

@@ -13,12 +13,14 @@ export interface DispatcherDeps {
   logger: Logger;
   /** Configured global queues. */
   limits: Map<string, number>;
-  /** A DAG-local queue's limit: the DAG's (deprecated) max_active_runs, default 1. */
-  dagQueueLimit: (queueName: string) => number;
+  /** Slots of any other queue (DAG-local, sub-runs). */
+  queueLimit: (queueName: string) => number;
+  /** Remote pollers waiting for work are woken with the local executor. */
+  remote?: { wake(): void };
 }
 
 /**
- * Hands queued runs to the executor. Every start, enqueue and finished run wakes it; wakes
+ * Hands queued local runs to the local executor, and wakes the remote pollers. Every start, enqueue and finished run wakes it; wakes
  * that arrive while it admits are folded into one more pass, so it never admits twice at once.
  */
 export class Dispatcher {
@@ -37,6 +39,7 @@ export class Dispatcher {
 
   wake(): void {
     if (this.stopped) return;
+    this.deps.remote?.wake();
     if (this.running !== undefined) {
       this.again = true;
       return;
@@ -57,7 +60,7 @@ export class Dispatcher {
       this.again = false;
       try {
         const admitted = await this.deps.db.transaction((tx) =>
-          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.dagQueueLimit, workerId: LOCAL_WORKER_ID, batch: BATCH }),
+          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: LOCAL_WORKER_ID, target: { kind: 'local' }, batch: BATCH }),
         );
         for (const run of admitted) await this.deps.executor.start(run);
         if (admitted.length === BATCH) this.again = true;

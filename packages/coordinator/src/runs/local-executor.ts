@@ -1,8 +1,8 @@
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RunStatus, loadDag, resolveStartParams, type Dag, type ResolvedParams } from '@trellis/core';
+import { RunStatus, resolveStartParams, selectDag, type ResolvedParams } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest } from '@trellis/engine';
-import { getRun, getSpecYaml, insertRun, type Db, type RunRecord } from '@trellis/store';
+import { getRun, getSpecYaml, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
@@ -21,16 +21,6 @@ export interface LocalExecutorDeps {
   specOfDag: (name: string) => string | undefined;
   /** A run finished: its slot is free. */
   onFinished: () => void;
-}
-
-/** Which DAG of a definition file a run executes: the file's first document, or a local DAG by name. */
-function pickDag(yaml: string, fileName: string, dagName: string): { dag?: Dag; localDags: Dag[]; error?: string } {
-  const loaded = loadDag(yaml, { fileName });
-  const localDags = loaded.localDags.flatMap((l) => (l.dag !== undefined ? [l.dag] : []));
-  if (loaded.dag === undefined) return { localDags, error: `the recorded definition is invalid: ${loaded.errors.join('; ')}` };
-  if (loaded.dag.name === dagName || fileName === dagName) return { dag: loaded.dag, localDags };
-  const local = localDags.find((d) => d.name === dagName);
-  return local !== undefined ? { dag: local, localDags } : { dag: loaded.dag, localDags };
 }
 
 /**
@@ -54,7 +44,7 @@ export class LocalExecutor {
   /** Starts an admitted run (status Running, worker local). */
   async start(run: RunRecord): Promise<void> {
     const yaml = await getSpecYaml(this.deps.db, run.specHash);
-    const picked = yaml !== undefined ? pickDag(yaml, run.fileName || run.dagName, run.dagName) : { localDags: [], error: 'the recorded definition is missing' };
+    const picked = yaml !== undefined ? selectDag(yaml, run.fileName || run.dagName, run.dagName) : { localDags: [], error: 'the recorded definition is missing' };
     if (picked.dag === undefined) {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
@@ -124,7 +114,7 @@ export class LocalExecutor {
 
   private async failBeforeStart(run: RunRecord, error: string): Promise<void> {
     this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
-    await this.deps.db.query("UPDATE runs SET status = 2, error = $2, finished_at = now() WHERE id = $1 AND status = 1", [run.id, error]);
+    await updateRunStatus(this.deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error });
     this.deps.onFinished();
   }
 
@@ -140,7 +130,7 @@ export class LocalExecutor {
     const stored = request.localDag === undefined ? this.deps.specOfDag(request.dagName) : undefined;
     const yaml = request.localDag !== undefined ? parentYaml : stored;
     if (yaml === undefined) return { status: RunStatus.Failed, outputs: {}, error: `no DAG named ${request.dagName}` };
-    const picked = pickDag(yaml, request.localDag !== undefined ? parent.fileName || parent.dagName : request.dagName, request.dagName);
+    const picked = selectDag(yaml, request.localDag !== undefined ? parent.fileName || parent.dagName : request.dagName, request.dagName);
     if (picked.dag === undefined) return { status: RunStatus.Failed, outputs: {}, error: picked.error ?? 'invalid sub-DAG' };
     const resolved = resolveStartParams(picked.dag.params, request.params === '' ? undefined : request.params);
     if (!resolved.ok) return { status: RunStatus.Failed, outputs: {}, error: resolved.errors.join('; ') };
@@ -166,7 +156,7 @@ export class LocalExecutor {
         trigger: 'sub',
         noReuse: parent.noReuse,
       }));
-    await this.deps.db.query("UPDATE runs SET worker_id = $2, started_at = COALESCE(started_at, now()) WHERE id = $1", [record.id, LOCAL_WORKER_ID]);
+    await markStarted(this.deps.db, record.id, LOCAL_WORKER_ID);
     const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
     const handle = runDag({
       dag: picked.dag,

@@ -1,8 +1,8 @@
-import { RunStatus, isTerminalRunStatus } from '@trellis/core';
 import type { LogChunk, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
-import { replaceNodes, saveOutputs, updateRunStatus, type Db, type NodeRow } from '@trellis/store';
+import { saveOutputs, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
+import { persistSnapshot } from './snapshot-store.js';
 
 /**
  * Writes a local run's reports to PostgreSQL. Snapshots are complete, so only the newest one
@@ -45,28 +45,10 @@ export class PersistingReporter implements RunReporter {
       while (this.pending !== undefined) {
         const snapshot = this.pending;
         this.pending = undefined;
-        await this.write(snapshot).catch((error: unknown) => this.logger.error('could not persist run status', { runId: this.runId, dagRunId: snapshot.dagRunId, error: toError(error) }));
+        await persistSnapshot(this.db, this.runId, snapshot).catch((error: unknown) => this.logger.error('could not persist run status', { runId: this.runId, dagRunId: snapshot.dagRunId, error: toError(error) }));
       }
     } finally {
       this.writing = undefined;
     }
-  }
-
-  private async write(snapshot: RunSnapshot): Promise<void> {
-    const terminal = isTerminalRunStatus(snapshot.status);
-    const nodes: NodeRow[] = [
-      ...snapshot.nodes.map((data, position): NodeRow => ({ kind: 'step', position, stepName: data.step.name, data })),
-      ...Object.entries(snapshot.handlers).map(([kind, data], position): NodeRow => ({ kind: 'handler', position, stepName: kind, data })),
-    ];
-    await this.db.transaction(async (tx) => {
-      const moved = await updateRunStatus(tx, {
-        runId: this.runId,
-        attemptId: snapshot.attemptId,
-        expected: [RunStatus.Running, RunStatus.Waiting],
-        next: snapshot.status === RunStatus.NotStarted ? RunStatus.Running : snapshot.status,
-        ...(terminal ? { finishedAt: snapshot.finishedAt !== '' ? new Date(snapshot.finishedAt) : new Date(), error: snapshot.error } : {}),
-      });
-      if (moved) await replaceNodes(tx, this.runId, snapshot.attemptId, nodes);
-    });
   }
 }

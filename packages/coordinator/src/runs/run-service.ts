@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { RunStatus, isActiveRunStatus, isTerminalRunStatus, loadDag, resolveStartParams, validateDagName, validateRunId, type Dag } from '@trellis/core';
+import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, type Dag } from '@trellis/core';
 import {
-  countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, queueCounts, requeueForRetry, RunExistsError,
+  countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry, RunExistsError,
   type Db, type RunRecord,
 } from '@trellis/store';
+import type { StartSubRunRequest } from '@trellis/core';
 import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '../errors/api-errors.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { LocalExecutor } from './local-executor.js';
 import { runLogFile } from './log-paths.js';
 import type { QueuedCondition } from './payloads.js';
+import { placementOf, subRunQueue, type ExecutionMode } from '../dispatch/placement.js';
+import { queuedConditions, type ConditionDeps } from '../dispatch/conditions.js';
 
 export interface StartRequest {
   /** The definition text and the file it came from ('' for inline specs). */
@@ -31,7 +34,10 @@ export interface RunServiceDeps {
   executor: LocalExecutor;
   logDir: string;
   globalQueues: Map<string, number>;
-  dagQueueLimit: (queueName: string) => number;
+  defaultExecutionMode: ExecutionMode;
+  conditions: ConditionDeps;
+  /** The YAML of a stored DAG by name (sub-DAG runs that workers start). */
+  specOfDag: (name: string) => string | undefined;
 }
 
 /** Starting, stopping, retrying and dequeuing runs: every run goes through the queue and admission. */
@@ -57,6 +63,7 @@ export class RunService {
     }
     try {
       const run = await insertRun(this.deps.db, {
+        ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
         dagName,
         dagRunId,
         fileName: request.fileName,
@@ -70,7 +77,7 @@ export class RunService {
         trigger: request.trigger,
         noReuse: request.noReuse ?? false,
       });
-      this.deps.dispatcher.wake();
+      await this.wakeDispatchers();
       return run;
     } catch (error) {
       if (error instanceof RunExistsError) throw new AlreadyExistsError(`DAG run ${dagRunId} already exists`, { dagRunId });
@@ -84,13 +91,62 @@ export class RunService {
     return run;
   }
 
-  /** Stops a running or waiting run; a queued one leaves the queue as Aborted. */
+  /**
+   * Stops a running or waiting run; a queued one leaves the queue as Aborted. A remote run is
+   * flagged: its worker's next heartbeat (within a second) carries the cancellation.
+   */
   async stop(run: RunRecord): Promise<void> {
     if (run.status === RunStatus.Queued) {
       if (await dequeueRun(this.deps.db, run.id, 'stopped while queued')) return;
     }
     if (!isActiveRunStatus(run.status)) throw new NotRunningError(`DAG run ${run.dagRunId} is not running`, { status: run.status });
-    if (!this.deps.executor.stop(run.id)) throw new NotRunningError(`DAG run ${run.dagRunId} is not running on this coordinator`);
+    if (this.deps.executor.stop(run.id)) return;
+    if (run.dispatchTarget === 'remote' && (await requestRemoteStop(this.deps.db, run.id, 'stopped before its worker started it')) !== 'not_running') {
+      this.deps.dispatcher.wake();
+      return;
+    }
+    throw new NotRunningError(`DAG run ${run.dagRunId} is not running on this coordinator`);
+  }
+
+  /**
+   * A sub-DAG run a worker asks for: queued like any run, placed by the step's selector or else
+   * where its parent runs. The child id is deterministic, so a resend returns the same child.
+   */
+  async enqueueChild(parent: RunRecord, request: StartSubRunRequest): Promise<RunRecord> {
+    const existing = await getRun(this.deps.db, request.dagName, request.dagRunId);
+    if (existing !== undefined) return existing;
+    const yaml = request.specYaml !== '' ? request.specYaml : this.deps.specOfDag(request.dagName);
+    if (yaml === undefined) throw new NotFoundError(`no DAG named ${request.dagName}`);
+    const fileName = request.specYaml !== '' ? parent.fileName : request.dagName;
+    const dag = this.dagOf(yaml, { dagName: request.dagName, fileName });
+    const params = resolveStartParams(dag.params, request.paramsJson === '' ? undefined : request.paramsJson);
+    if (!params.ok) throw new BadRequestError(`invalid params for ${request.dagName}: ${params.errors.join('; ')}`);
+    const placement = request.runLocal
+      ? placementOf({ kind: 'local' }, 'local')
+      : Object.keys(request.workerSelector).length > 0
+        ? placementOf({ kind: 'labels', labels: request.workerSelector }, 'distributed')
+        : { dispatchTarget: parent.dispatchTarget, workerSelector: parent.workerSelector };
+    const child = await insertRun(this.deps.db, {
+      ...placement,
+      dagName: request.dagName,
+      dagRunId: request.dagRunId,
+      fileName,
+      rootDagRunName: parent.rootDagRunName,
+      rootDagRunId: parent.rootDagRunId,
+      parentDagRunName: parent.dagName,
+      parentDagRunId: parent.dagRunId,
+      attemptId: randomUUID(),
+      status: RunStatus.Queued,
+      params: JSON.stringify(params.params),
+      queueName: subRunQueue(parent.queueName),
+      logFile: runLogFile(this.deps.logDir, request.dagName, request.dagRunId, 1),
+      specYaml: yaml,
+      labels: dag.labels,
+      trigger: 'sub',
+      noReuse: parent.noReuse,
+    });
+    await this.wakeDispatchers();
+    return child;
   }
 
   async dequeue(run: RunRecord): Promise<void> {
@@ -110,7 +166,7 @@ export class RunService {
     }
     const next = await this.deps.db.transaction((tx) => requeueForRetry(tx, run.id, randomUUID(), runLogFile(this.deps.logDir, run.dagName, run.dagRunId, run.attemptNumber + 1)));
     if (next === undefined) throw new AlreadyRunningError(`DAG run ${run.dagRunId} is not finished`);
-    this.deps.dispatcher.wake();
+    await this.wakeDispatchers();
     return next;
   }
 
@@ -125,28 +181,22 @@ export class RunService {
   }
 
   /** Why a queued run waits, in the contract's condition form. */
-  async conditionsFor(run: RunRecord): Promise<QueuedCondition[]> {
-    if (run.status !== RunStatus.Queued) return [];
-    const counts = (await queueCounts(this.deps.db)).get(run.queueName) ?? { queued: 0, running: 0 };
-    const limit = this.deps.globalQueues.get(run.queueName) ?? this.deps.dagQueueLimit(run.queueName);
-    const full = counts.running >= limit;
-    return [
-      {
-        type: 'Queued',
-        status: 'True',
-        reason: full ? 'QueueConcurrencyLimitReached' : 'DispatchAdmissionPending',
-        message: full ? `queue ${run.queueName} has no free slot (${counts.running} of ${limit} running)` : `waiting for admission to queue ${run.queueName}`,
-        checkedAt: new Date().toISOString(),
-      },
-    ];
+  conditionsFor(run: RunRecord): Promise<QueuedCondition[]> {
+    return queuedConditions(this.deps.conditions, run);
   }
 
-  private dagOf(yaml: string, run: RunRecord): Dag {
-    const loaded = loadDag(yaml, { fileName: run.fileName || run.dagName });
-    const dag = loaded.dag?.name === run.dagName || run.fileName === run.dagName ? loaded.dag : (loaded.localDags.find((l) => l.name === run.dagName)?.dag ?? loaded.dag);
-    if (dag === undefined) throw new BadRequestError(`the recorded definition is invalid: ${loaded.errors.join('; ')}`);
-    return dag;
+  /** This coordinator's dispatcher at once; the others on the database through NOTIFY. */
+  private async wakeDispatchers(): Promise<void> {
+    this.deps.dispatcher.wake();
+    if (this.deps.db.capabilities.crossProcessNotify) await notifyDispatch(this.deps.db);
   }
+
+  private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {
+    const picked = selectDag(yaml, run.fileName || run.dagName, run.dagName);
+    if (picked.dag === undefined) throw new BadRequestError(picked.error ?? 'the recorded definition holds no DAG');
+    return picked.dag;
+  }
+
 }
 
 /** Stored params ([{name, value}]) back into a start request's JSON object (named) or array (positional). */

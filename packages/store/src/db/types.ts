@@ -28,5 +28,10 @@ export interface Db extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * Calls `onNotify` for every NOTIFY on `channel` from any process; absent where
+   * notifications cannot cross processes (PGlite). Resolves to the function that stops it.
+   */
+  listen?(channel: string, onNotify: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/types.js';
 import { sql as runs } from './0001_runs.js';
 import { sql as dagState } from './0002_dag_state.js';
+import { sql as dispatch } from './0003_dispatch.js';
 
 interface Migration {
   version: number;
@@ -13,6 +14,7 @@ interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: '0001_runs', sql: runs },
   { version: 2, name: '0002_dag_state', sql: dagState },
+  { version: 3, name: '0003_dispatch', sql: dispatch },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

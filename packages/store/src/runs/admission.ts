@@ -1,46 +1,76 @@
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from './record.js';
 
+/** Who admits: the local executor, or a remote worker with these labels. */
+export type AdmissionTarget = { kind: 'local' } | { kind: 'remote'; labels: Record<string, string> };
+
 export interface AdmissionRequest {
   /** Slots per queue; queues not listed get `defaultLimit` (DAG-local queues: 1, or max_active_runs). */
   limits: Map<string, number>;
   defaultLimit: (queueName: string) => number;
   workerId: string;
+  target: AdmissionTarget;
   /** At most this many runs per call. */
   batch: number;
-  /** Only runs this executor may take (for example, without a worker selector). */
-  accepts?: (run: RunRecord) => boolean;
+}
+
+/** Runs the target may take: local ones, or remote ones whose selector the worker's labels contain. */
+function targetFilter(target: AdmissionTarget): { sql: string; param: string } {
+  return target.kind === 'local'
+    ? // $1 is bound in both forms so the statements around it keep one parameter numbering.
+      { sql: "dispatch_target = 'local' AND $1::jsonb IS NOT NULL", param: '{}' }
+    : { sql: "dispatch_target = 'remote' AND worker_selector <@ $1::jsonb", param: JSON.stringify(target.labels) };
+}
+
+/** Free slots of the queues that hold runs for this target, counted under each queue's lock. */
+async function freeSlots(q: Queryable, request: AdmissionRequest): Promise<Map<string, number>> {
+  const filter = targetFilter(request.target);
+  const queued = await q.query<{ queue: string }>(`SELECT DISTINCT queue_name AS queue FROM runs WHERE status = 5 AND ${filter.sql}`, [filter.param]);
+  const queues = queued.map((r) => r.queue).sort();
+  if (queues.length === 0) return new Map();
+  // One statement takes every lock, in name order, so two admitting coordinators cannot deadlock.
+  await q.query("SELECT pg_advisory_xact_lock(hashtext('trellis.queue.' || name)) FROM unnest($1::text[]) AS name ORDER BY name", [queues]);
+  const running = await q.query<{ queue: string; n: number }>(
+    'SELECT queue_name AS queue, count(*)::int AS n FROM runs WHERE status IN (1, 7) AND queue_name = ANY($1::text[]) GROUP BY queue_name',
+    [queues],
+  );
+  const busy = new Map(running.map((r) => [r.queue, r.n]));
+  const free = new Map<string, number>();
+  for (const queue of queues) {
+    const slots = (request.limits.get(queue) ?? request.defaultLimit(queue)) - (busy.get(queue) ?? 0);
+    if (slots > 0) free.set(queue, Math.min(slots, request.batch));
+  }
+  return free;
 }
 
 /**
  * Moves queued runs to Running for one executor, oldest first, without ever exceeding a
- * queue's limit. Candidates are claimed with FOR UPDATE SKIP LOCKED and each queue is
- * serialised by a transaction advisory lock while its running runs are counted, so two
- * coordinators on one database can neither admit the same run nor overshoot a limit.
+ * queue's limit. Each queue is serialised by a transaction advisory lock while its running
+ * runs are counted, and candidates are claimed with FOR UPDATE SKIP LOCKED, so two
+ * coordinators on one database can neither admit the same run nor overshoot a limit. Only
+ * queues with a free slot supply candidates, so a full queue never starves the others.
+ * Remote runs are leased: `acked_at` stays empty until the worker confirms the claim.
  * Call inside a transaction.
  */
 export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<RunRecord[]> {
-  const candidates = await q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE status = 5 ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`, [request.batch * 4]);
-  const queues = [...new Set(candidates.map((c) => c.queueName))].sort();
-  const free = new Map<string, number>();
-  for (const queue of queues) {
-    await q.query("SELECT pg_advisory_xact_lock(hashtext('trellis.queue.' || $1))", [queue]);
-    const [row] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE queue_name = $1 AND status IN (1, 7)', [queue]);
-    free.set(queue, (request.limits.get(queue) ?? request.defaultLimit(queue)) - (row?.n ?? 0));
-  }
-  const admitted: RunRecord[] = [];
-  for (const run of candidates) {
-    if (admitted.length >= request.batch) break;
-    const slots = free.get(run.queueName) ?? 0;
-    if (slots <= 0 || (request.accepts !== undefined && !request.accepts(run))) continue;
-    free.set(run.queueName, slots - 1);
-    admitted.push(run);
-  }
-  if (admitted.length === 0) return [];
+  const free = await freeSlots(q, request);
+  if (free.size === 0) return [];
+  const filter = targetFilter(request.target);
+  const candidates = await q.query<{ id: number }>(
+    `SELECT id FROM runs WHERE id IN (
+       SELECT s.id FROM (
+         SELECT id, queue_name, row_number() OVER (PARTITION BY queue_name ORDER BY created_at, id) AS rn
+         FROM runs WHERE status = 5 AND ${filter.sql} AND queue_name = ANY($2::text[])
+       ) s JOIN unnest($2::text[], $3::int[]) AS f(queue, slots) ON f.queue = s.queue_name WHERE s.rn <= f.slots)
+     ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
+    [filter.param, [...free.keys()], [...free.values()], request.batch],
+  );
+  if (candidates.length === 0) return [];
   return q.query<RunRecord>(
-    `UPDATE runs SET status = 1, started_at = now(), worker_id = $2, updated_at = now()
+    `UPDATE runs SET status = 1, started_at = now(), worker_id = $2, updated_at = now(), dispatched_at = now(),
+       acked_at = CASE WHEN dispatch_target = 'local' THEN now() END
      WHERE id = ANY($1::bigint[]) AND status = 5 RETURNING ${RUN_COLUMNS}`,
-    [admitted.map((r) => r.id), request.workerId],
+    [candidates.map((r) => r.id), request.workerId],
   );
 }
 
@@ -63,7 +93,8 @@ export async function dequeueRun(q: Queryable, runId: number, reason: string): P
 export async function requeueForRetry(q: Queryable, runId: number, attemptId: string, logFile: string): Promise<RunRecord | undefined> {
   const [row] = await q.query<RunRecord>(
     `UPDATE runs SET status = 5, attempt_id = $2, attempt_number = attempt_number + 1, log_file = $3, queued_at = now(),
-       started_at = NULL, finished_at = NULL, error = '', worker_id = '', updated_at = now()
+       started_at = NULL, finished_at = NULL, error = '', worker_id = '', updated_at = now(),
+       dispatched_at = NULL, acked_at = NULL, stop_requested_at = NULL, report_seq = 0
      WHERE id = $1 AND status IN (2, 3, 4, 6, 8) RETURNING ${RUN_COLUMNS}`,
     [runId, attemptId, logFile],
   );

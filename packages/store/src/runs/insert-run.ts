@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { RUN_COLUMNS, type DispatchTarget, type RunRecord } from './record.js';
 
 export interface NewRun {
   dagName: string;
@@ -22,6 +22,8 @@ export interface NewRun {
   trigger: string;
   noReuse: boolean;
   profileName?: string;
+  dispatchTarget?: DispatchTarget;
+  workerSelector?: Record<string, string>;
 }
 
 export class RunExistsError extends Error {
@@ -41,14 +43,17 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
   await q.query('INSERT INTO dag_specs (hash, yaml) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING', [hash, run.specYaml]);
   const rows = await q.query<RunRecord>(
     `INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
-       attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17)
+       attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
+       dispatch_target, worker_selector)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
+       $18, $19::jsonb)
      ON CONFLICT (dag_name, dag_run_id) DO NOTHING
      RETURNING ${RUN_COLUMNS}`,
     [
       run.dagName, run.dagRunId, run.fileName, run.rootDagRunName ?? run.dagName, run.rootDagRunId ?? run.dagRunId,
       run.parentDagRunName ?? '', run.parentDagRunId ?? '', run.attemptId, run.status, run.params, run.queueName, run.logFile,
       hash, run.labels, run.trigger, run.noReuse, run.profileName ?? '',
+      run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}),
     ],
   );
   const [row] = rows;

@@ -26,7 +26,19 @@ export interface RunRecord {
   trigger: string;
   noReuse: boolean;
   createdAt: Date;
+  /** Where the run may execute: the coordinator's local executor, or a remote worker. */
+  dispatchTarget: DispatchTarget;
+  /** Labels a remote worker must all carry (exact values); empty: any worker. */
+  workerSelector: Record<string, string>;
+  /** When a remote worker was handed the run, and when it confirmed the claim. */
+  dispatchedAt: Date | null;
+  ackedAt: Date | null;
+  stopRequestedAt: Date | null;
+  /** The highest report sequence number applied for the current attempt. */
+  reportSeq: number;
 }
+
+export type DispatchTarget = 'local' | 'remote';
 
 /** The select list that maps a runs row onto RunRecord. */
 export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId", file_name AS "fileName",
@@ -36,7 +48,8 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   queued_at AS "queuedAt", started_at AS "startedAt", finished_at AS "finishedAt", params,
   queue_name AS "queueName", worker_id AS "workerId", profile_name AS "profileName",
   log_file AS "logFile", error, spec_hash AS "specHash", labels, trigger, no_reuse AS "noReuse",
-  created_at AS "createdAt"`;
+  created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
+  dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq"`;
 
 /** Terminal statuses: Failed, Aborted, Success, Partial Success, Rejected. */
 export const TERMINAL_STATUSES = [2, 3, 4, 6, 8];

@@ -72,3 +72,8 @@ export async function getOutputs(q: Queryable, runId: number): Promise<{ metadat
   const [row] = await q.query<{ metadata: unknown; outputs: unknown }>('SELECT metadata, outputs FROM run_outputs WHERE run_id = $1', [runId]);
   return row;
 }
+
+/** A run the executor started directly (local sub-DAG runs): who runs it, and since when. */
+export async function markStarted(q: Queryable, runId: number, workerId: string): Promise<void> {
+  await q.query("UPDATE runs SET worker_id = $2, started_at = COALESCE(started_at, now()), acked_at = COALESCE(acked_at, now()) WHERE id = $1", [runId, workerId]);
+}

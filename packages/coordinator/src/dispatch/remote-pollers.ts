@@ -1,0 +1,110 @@
+import { admitQueuedRuns, type Db, type RunRecord } from '@trellis/store';
+import type { Logger } from '../logging/logger.js';
+import { toError } from '../errors/normalize.js';
+
+interface Waiter {
+  resolve: (run: RunRecord | undefined) => void;
+  timer: NodeJS.Timeout;
+  done: boolean;
+}
+
+interface WaitingWorker {
+  labels: Record<string, string>;
+  waiters: Waiter[];
+}
+
+export interface RemotePollersDeps {
+  db: Db;
+  logger: Logger;
+  limits: Map<string, number>;
+  queueLimit: (queueName: string) => number;
+  /** A lease could not be handed over (its poller left): the run goes straight back to the queue. */
+  release: (run: RunRecord) => Promise<void>;
+}
+
+/**
+ * Long-polling workers wait here. Admission for a worker runs only while one of its pollers
+ * waits, so a run is leased exactly when someone can take it; every wake (new work, a freed
+ * slot, a notification from another coordinator) tries again for every waiting worker.
+ */
+export class RemotePollers {
+  private readonly workers = new Map<string, WaitingWorker>();
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+
+  constructor(private readonly deps: RemotePollersDeps) {}
+
+  /** Waits up to `waitMs` for a run this worker may take; undefined means "poll again". */
+  poll(workerId: string, labels: Record<string, string>, waitMs: number, cancelled: (onCancel: () => void) => void): Promise<RunRecord | undefined> {
+    return new Promise((resolve) => {
+      const entry = this.workers.get(workerId) ?? { labels, waiters: [] };
+      entry.labels = labels;
+      this.workers.set(workerId, entry);
+      const waiter: Waiter = {
+        done: false,
+        resolve: (run) => {
+          waiter.done = true;
+          clearTimeout(waiter.timer);
+          entry.waiters = entry.waiters.filter((w) => w !== waiter);
+          resolve(run);
+        },
+        timer: setTimeout(() => waiter.resolve(undefined), waitMs),
+      };
+      entry.waiters.push(waiter);
+      cancelled(() => {
+        if (!waiter.done) waiter.resolve(undefined);
+      });
+      this.wake();
+    });
+  }
+
+  /** Pollers waiting now, per worker (for conditions and metrics). */
+  waitingCount(workerId: string): number {
+    return this.workers.get(workerId)?.waiters.length ?? 0;
+  }
+
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running !== undefined) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop().finally(() => {
+      this.running = undefined;
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+    for (const entry of this.workers.values()) for (const waiter of [...entry.waiters]) waiter.resolve(undefined);
+  }
+
+  private async loop(): Promise<void> {
+    do {
+      this.again = false;
+      for (const [workerId, entry] of [...this.workers]) {
+        if (entry.waiters.length === 0) continue;
+        await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  private async admitFor(workerId: string, entry: WaitingWorker): Promise<void> {
+    const admitted = await this.deps.db.transaction((tx) =>
+      admitQueuedRuns(tx, {
+        limits: this.deps.limits,
+        defaultLimit: this.deps.queueLimit,
+        workerId,
+        target: { kind: 'remote', labels: entry.labels },
+        batch: entry.waiters.length,
+      }),
+    );
+    for (const run of admitted) {
+      const waiter = entry.waiters.find((w) => !w.done);
+      if (waiter !== undefined) waiter.resolve(run);
+      else await this.deps.release(run);
+    }
+  }
+}

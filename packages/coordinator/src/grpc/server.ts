@@ -1,0 +1,80 @@
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { PROTO_FILE, PROTO_LOADER_OPTIONS } from '@trellis/core';
+import type { Logger } from '../logging/logger.js';
+import { hasValidToken, serverCredentials, type GrpcSecurity } from './auth.js';
+import type { WorkerHandlers } from './worker-service.js';
+
+export interface GrpcServer {
+  /** Bound address, e.g. 127.0.0.1:50051. */
+  address: string;
+  close(): Promise<void>;
+}
+
+interface ServiceDefinitionPackage {
+  trellis: { coordinator: { v1: { Coordinator: { service: grpc.ServiceDefinition } } } };
+}
+
+export class GrpcStartError extends Error {
+  constructor(address: string, cause: Error) {
+    super(`cannot listen for workers on ${address}: ${cause.message}`);
+    this.name = 'GrpcStartError';
+  }
+}
+
+type Unary = (request: unknown, metadata: grpc.Metadata, call: grpc.ServerUnaryCall<unknown, unknown>) => Promise<unknown>;
+
+/** Every RPC: the token is checked first, and a thrown error becomes a gRPC status with its message. */
+function guarded(handler: Unary, security: GrpcSecurity, logger: Logger): grpc.handleUnaryCall<unknown, unknown> {
+  return (call, callback) => {
+    if (!hasValidToken(call.metadata, security.workerToken)) {
+      logger.warn('worker call refused: bad or missing token', { peer: call.getPeer(), method: call.getPath() });
+      callback({ code: grpc.status.UNAUTHENTICATED, details: 'invalid worker token' });
+      return;
+    }
+    handler(call.request, call.metadata, call).then(
+      (response) => callback(null, response),
+      (error: unknown) => {
+        const status = error instanceof GrpcStatusError ? error.code : grpc.status.INTERNAL;
+        if (status === grpc.status.INTERNAL) logger.error('worker call failed', { method: call.getPath(), error });
+        callback({ code: status, details: error instanceof Error ? error.message : String(error) });
+      },
+    );
+  };
+}
+
+/** A handler's refusal with a specific gRPC status (anything else is INTERNAL). */
+export class GrpcStatusError extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GrpcStatusError';
+  }
+}
+
+/** Starts the worker-facing gRPC server; port 0 picks a free port. */
+export async function startGrpcServer(host: string, port: number, security: GrpcSecurity, handlers: WorkerHandlers, logger: Logger): Promise<GrpcServer> {
+  const definition = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as ServiceDefinitionPackage;
+  const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
+  const implementation = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, guarded(handler as Unary, security, logger)]));
+  server.addService(definition.trellis.coordinator.v1.Coordinator.service, implementation);
+  const wanted = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const bound = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(wanted, serverCredentials(security), (error, actual) => (error !== null ? reject(new GrpcStartError(wanted, error)) : resolve(actual)));
+  });
+  const address = `${host.includes(':') ? `[${host}]` : host}:${bound}`;
+  return {
+    address,
+    close: () =>
+      new Promise<void>((resolve) => {
+        // Long polls would hold a graceful shutdown for their whole wait: end them now.
+        const force = setTimeout(() => server.forceShutdown(), 2000);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,132 @@
+import type * as grpc from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import {
+  isTerminalRunStatus, validateRunId,
+  type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
+  type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
+  type WaitRunRequest, type WaitRunResponse,
+} from '@trellis/core';
+import { ackRun, attemptsAssignedTo, cancellationsFor, getOutputs, getRun, recordHeartbeat, releaseLease, type Db } from '@trellis/store';
+import type { Logger } from '../logging/logger.js';
+import type { RemotePollers } from '../dispatch/remote-pollers.js';
+import type { ReportApplier } from '../dispatch/report-applier.js';
+import type { WorkerRegistry } from '../dispatch/worker-registry.js';
+import { taskFor } from '../dispatch/task.js';
+import type { RunService } from '../runs/run-service.js';
+import { GrpcStatusError } from './server.js';
+
+const HEARTBEAT_INTERVAL_MS = 1000;
+const MAX_WAIT_MS = 30_000;
+const WAIT_RUN_POLL_MS = 200;
+const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+
+export interface WorkerServiceDeps {
+  db: Db;
+  logger: Logger;
+  registry: WorkerRegistry;
+  pollers: RemotePollers;
+  applier: ReportApplier;
+  runs: RunService;
+  /** A run finished or a slot freed: admit more. */
+  wake: () => void;
+}
+
+type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+export interface WorkerHandlers {
+  Register: Handler<RegisterRequest, RegisterResponse>;
+  Poll: Handler<PollRequest, PollResponse>;
+  AckTask: Handler<AckTaskRequest, AckTaskResponse>;
+  Heartbeat: Handler<HeartbeatRequest, HeartbeatResponse>;
+  Report: Handler<ReportRequest, ReportResponse>;
+  StartSubRun: Handler<StartSubRunRequest, StartSubRunResponse>;
+  WaitRun: Handler<WaitRunRequest, WaitRunResponse>;
+}
+
+function requireWorkerId(id: string): void {
+  if (!WORKER_ID.test(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
+}
+
+function knownLabels(deps: WorkerServiceDeps, workerId: string): Record<string, string> {
+  const labels = deps.registry.labelsOf(workerId);
+  if (labels === undefined) throw new GrpcStatusError(status.NOT_FOUND, `worker ${workerId} is not registered with this coordinator; register again`);
+  return labels;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The coordinator's side of the worker protocol. */
+export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
+  return {
+    Register: async (request) => {
+      requireWorkerId(request.workerId);
+      await deps.registry.register({ id: request.workerId, labels: request.labels, pollers: Math.max(1, request.pollers), hostname: request.hostname, version: request.version });
+      deps.logger.info('worker registered', { worker: request.workerId, labels: request.labels, pollers: request.pollers, hostname: request.hostname });
+      deps.wake();
+      return { heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, assigned: await attemptsAssignedTo(deps.db, request.workerId) };
+    },
+
+    Poll: async (request, _metadata, call) => {
+      const labels = knownLabels(deps, request.workerId);
+      const waitMs = Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS);
+      const run = await deps.pollers.poll(request.workerId, labels, waitMs, (onCancel) => call.once('cancelled', onCancel));
+      if (run === undefined) return {};
+      if (call.cancelled) {
+        await releaseLease(deps.db, run.id, run.attemptId);
+        deps.wake();
+        return {};
+      }
+      return { task: await taskFor(deps.db, run) };
+    },
+
+    AckTask: async (request) => {
+      const run = await ackRun(deps.db, request.workerId, request.ref);
+      if (run === undefined) return { accepted: false, reason: 'the task was taken back (acknowledged too late, stopped, or superseded by a newer attempt)' };
+      deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: request.workerId });
+      return { accepted: true, reason: '' };
+    },
+
+    Heartbeat: async (request) => {
+      const known = await recordHeartbeat(
+        deps.db,
+        request.workerId,
+        request.running.map((t) => ({ ...t.ref, rootDagRunName: t.rootDagRunName, rootDagRunId: t.rootDagRunId, parentDagRunName: t.parentDagRunName, parentDagRunId: t.parentDagRunId, startedAt: t.startedAt })),
+        request.pollersTotal,
+        request.pollersBusy,
+      );
+      if (!known || deps.registry.labelsOf(request.workerId) === undefined) return { cancel: [], reregister: true };
+      return { cancel: await cancellationsFor(deps.db, request.workerId, request.running.map((t) => t.ref)), reregister: false };
+    },
+
+    Report: async (request) => {
+      const outcome = await deps.applier.apply(request.workerId, request.ref, request.events);
+      if (outcome.finished) deps.wake();
+      return { appliedSeq: outcome.appliedSeq, stale: outcome.stale };
+    },
+
+    StartSubRun: async (request) => {
+      const idProblem = validateRunId(request.dagRunId);
+      if (idProblem !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `dag_run_id ${idProblem}`);
+      const parent = await getRun(deps.db, request.parent.dagName, request.parent.dagRunId);
+      if (parent === undefined || parent.attemptId !== request.parent.attemptId || parent.workerId !== request.workerId) {
+        throw new GrpcStatusError(status.FAILED_PRECONDITION, 'the parent attempt is no longer current');
+      }
+      const child = await deps.runs.enqueueChild(parent, request);
+      return { dagRunId: child.dagRunId };
+    },
+
+    WaitRun: async (request) => {
+      const deadline = Date.now() + Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS);
+      for (;;) {
+        const run = await getRun(deps.db, request.dagName, request.dagRunId);
+        if (run === undefined) throw new GrpcStatusError(status.NOT_FOUND, `no run ${request.dagRunId} of ${request.dagName}`);
+        if (isTerminalRunStatus(run.status)) {
+          const outputs = await getOutputs(deps.db, run.id);
+          return { finished: true, status: run.status, outputsJson: JSON.stringify(outputs?.outputs ?? {}), error: run.error };
+        }
+        if (Date.now() >= deadline) return { finished: false, status: run.status, outputsJson: '{}', error: '' };
+        await sleep(WAIT_RUN_POLL_MS);
+      }
+    },
+  };
+}

@@ -1,0 +1,143 @@
+// The worker <-> coordinator messages of protos/coordinator/v1/coordinator.proto as
+// @grpc/proto-loader presents them (camelCase fields, int64 as numbers, bytes as Buffer).
+// Shared types only: each side loads the .proto itself with PROTO_LOADER_OPTIONS.
+import { fileURLToPath } from 'node:url';
+
+/** The .proto file, found from this module in src/ or dist/ alike. */
+export const PROTO_FILE = fileURLToPath(new URL('../../../../protos/coordinator/v1/coordinator.proto', import.meta.url));
+export const PROTO_SERVICE = 'trellis.coordinator.v1.Coordinator';
+
+export const PROTO_LOADER_OPTIONS = { keepCase: false, longs: Number, enums: String, defaults: true, oneofs: true } as const;
+
+export interface TaskRef {
+  dagName: string;
+  dagRunId: string;
+  attemptId: string;
+}
+
+export interface RegisterRequest {
+  workerId: string;
+  labels: Record<string, string>;
+  pollers: number;
+  hostname: string;
+  version: string;
+}
+
+export interface RegisterResponse {
+  heartbeatIntervalMs: number;
+  assigned: TaskRef[];
+}
+
+export interface PollRequest {
+  workerId: string;
+  pollerIndex: number;
+  waitMs: number;
+}
+
+export interface Task {
+  ref: TaskRef;
+  rootDagRunName: string;
+  rootDagRunId: string;
+  parentDagRunName: string;
+  parentDagRunId: string;
+  specYaml: string;
+  fileName: string;
+  paramsJson: string;
+  env: Record<string, string>;
+  secrets: Record<string, string>;
+  queuedAt: string;
+}
+
+export interface PollResponse {
+  task?: Task | null;
+}
+
+export interface AckTaskRequest {
+  workerId: string;
+  ref: TaskRef;
+}
+
+export interface AckTaskResponse {
+  accepted: boolean;
+  reason: string;
+}
+
+export interface RunningTask {
+  ref: TaskRef;
+  startedAt: string;
+  rootDagRunName: string;
+  rootDagRunId: string;
+  parentDagRunName: string;
+  parentDagRunId: string;
+}
+
+export interface HeartbeatRequest {
+  workerId: string;
+  running: RunningTask[];
+  pollersTotal: number;
+  pollersBusy: number;
+}
+
+export interface HeartbeatResponse {
+  cancel: TaskRef[];
+  reregister: boolean;
+}
+
+export interface LogChunkMessage {
+  stream: string;
+  offset: number;
+  data: Buffer;
+}
+
+export interface ReportEvent {
+  seq: number;
+  statusJson?: string;
+  log?: LogChunkMessage;
+  outputsJson?: string;
+  /** Which of the oneof fields is set (proto-loader's `oneofs: true`). */
+  body?: 'statusJson' | 'log' | 'outputsJson';
+}
+
+export interface ReportRequest {
+  workerId: string;
+  ref: TaskRef;
+  events: ReportEvent[];
+}
+
+export interface ReportResponse {
+  appliedSeq: number;
+  stale: boolean;
+}
+
+export interface StartSubRunRequest {
+  workerId: string;
+  parent: TaskRef;
+  rootDagRunName: string;
+  rootDagRunId: string;
+  dagName: string;
+  specYaml: string;
+  paramsJson: string;
+  dagRunId: string;
+  workerSelector: Record<string, string>;
+  runLocal: boolean;
+}
+
+export interface StartSubRunResponse {
+  dagRunId: string;
+}
+
+export interface WaitRunRequest {
+  dagName: string;
+  dagRunId: string;
+  waitMs: number;
+}
+
+export interface WaitRunResponse {
+  finished: boolean;
+  status: number;
+  outputsJson: string;
+  error: string;
+}
+
+/** Metadata key of the shared worker token (`Bearer <token>`). */
+export const WORKER_AUTH_METADATA = 'authorization';

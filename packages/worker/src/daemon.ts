@@ -1,0 +1,217 @@
+import { hostname } from 'node:os';
+import type { Task, TaskRef } from '@trellis/core';
+import type { WorkerConfig } from './config.js';
+import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grpc/client.js';
+import type { Logger } from './logging.js';
+import { Backoff, sleep } from './reporting/backoff.js';
+import { startAttempt, type RunningAttempt } from './tasks/task-runner.js';
+
+export const WORKER_VERSION = '0.1.0';
+const POLL_WAIT_MS = 20_000;
+
+/** The coordinator refused this worker's credentials: retrying cannot help. */
+export class WorkerRefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerRefusedError';
+  }
+}
+
+const sameAttempt = (a: TaskRef, b: TaskRef): boolean => a.dagName === b.dagName && a.dagRunId === b.dagRunId && a.attemptId === b.attemptId;
+
+/**
+ * The worker daemon: registers, runs one poller per slot, heartbeats every second, and keeps
+ * its runs going (buffering their reports) while the coordinator is away.
+ */
+export class WorkerDaemon {
+  private readonly client: CoordinatorClient;
+  private readonly running = new Map<string, RunningAttempt>();
+  private readonly polls = new Set<PendingCall<unknown>>();
+  private stopping = false;
+  private busy = 0;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeatMs = 1000;
+  private pollers: Promise<void>[] = [];
+  private registering: Promise<void> | undefined;
+  private fatal: (error: Error) => void = () => undefined;
+  private resolveFinished: () => void = () => undefined;
+  /** Resolves after a shutdown; rejects with WorkerRefusedError when the coordinator refuses us. */
+  readonly finished: Promise<void>;
+
+  constructor(
+    private readonly config: WorkerConfig,
+    private readonly logger: Logger,
+  ) {
+    this.client = new CoordinatorClient(config);
+    this.finished = new Promise((resolve, reject) => {
+      this.fatal = reject;
+      this.resolveFinished = resolve;
+    });
+    // Callers may await only start(); a refusal must not also surface as an unhandled rejection.
+    this.finished.catch(() => undefined);
+  }
+
+  /** Registers (waiting for the coordinator if it is not up yet), then starts polling and heartbeats. */
+  async start(): Promise<void> {
+    await this.register();
+    this.scheduleHeartbeat();
+    this.pollers = Array.from({ length: this.config.pollers }, (_, i) => this.pollLoop(i));
+    this.logger.info('worker started', { coordinator: this.config.coordinator, labels: this.config.labels, pollers: this.config.pollers });
+  }
+
+  /** Stops polling; running tasks get the grace period, then are stopped; reports are flushed. */
+  async shutdown(): Promise<void> {
+    if (this.stopping) return this.finished;
+    this.stopping = true;
+    for (const call of this.polls) call.cancel();
+    this.logger.info('worker stopping: no new tasks; waiting for running ones', { running: this.running.size, graceSec: this.config.shutdownGraceSec });
+    const all = () => Promise.all([...this.running.values()].map((a) => a.done));
+    const graceful = await Promise.race([all().then(() => true), sleep(this.config.shutdownGraceSec * 1000).then(() => false)]);
+    if (!graceful) {
+      this.logger.warn('grace period over: stopping running tasks', { running: this.running.size });
+      for (const attempt of this.running.values()) attempt.stop();
+      await Promise.race([all(), sleep(30_000)]);
+    }
+    await Promise.all(this.pollers);
+    clearTimeout(this.heartbeatTimer);
+    this.client.close();
+    this.logger.info('worker stopped');
+    this.resolveFinished();
+    return this.finished;
+  }
+
+  private async register(): Promise<void> {
+    this.registering ??= this.registerNow().finally(() => {
+      this.registering = undefined;
+    });
+    return this.registering;
+  }
+
+  private async registerNow(): Promise<void> {
+    const backoff = new Backoff(500, 5000);
+    for (;;) {
+      try {
+        const answer = await this.client.request('Register', {
+          workerId: this.config.id,
+          labels: this.config.labels,
+          pollers: this.config.pollers,
+          hostname: hostname(),
+          version: WORKER_VERSION,
+        });
+        this.heartbeatMs = answer.heartbeatIntervalMs > 0 ? answer.heartbeatIntervalMs : 1000;
+        this.logger.info('registered with the coordinator', { coordinator: this.config.coordinator, resumed: answer.assigned.length });
+        return;
+      } catch (error) {
+        this.refuseIfUnauthenticated(error);
+        if (this.stopping) return;
+        const wait = backoff.next();
+        this.logger.warn('coordinator unreachable; retrying registration', { coordinator: this.config.coordinator, waitMs: Math.round(wait), error: (error as Error).message });
+        await sleep(wait);
+      }
+    }
+  }
+
+  private refuseIfUnauthenticated(error: unknown): void {
+    const code = grpcCode(error);
+    if (code !== GrpcStatus.UNAUTHENTICATED && code !== GrpcStatus.PERMISSION_DENIED) return;
+    const refused = new WorkerRefusedError(`the coordinator refused this worker: ${(error as Error).message.replace(/^\d+ [A-Z_]+: /, '')}`);
+    this.logger.error(refused.message);
+    this.stopping = true;
+    for (const call of this.polls) call.cancel();
+    clearTimeout(this.heartbeatTimer);
+    this.fatal(refused);
+    throw refused;
+  }
+
+  private async pollLoop(index: number): Promise<void> {
+    const backoff = new Backoff(200, 5000);
+    while (!this.stopping) {
+      const call = this.client.call('Poll', { workerId: this.config.id, pollerIndex: index, waitMs: POLL_WAIT_MS }, POLL_WAIT_MS + 10_000);
+      this.polls.add(call);
+      let task: Task | null | undefined;
+      try {
+        task = (await call.response).task;
+        backoff.reset();
+      } catch (error) {
+        if (this.stopping) break;
+        try {
+          this.refuseIfUnauthenticated(error);
+        } catch {
+          break;
+        }
+        if (grpcCode(error) === GrpcStatus.NOT_FOUND) await this.register();
+        else await sleep(backoff.next());
+        continue;
+      } finally {
+        this.polls.delete(call);
+      }
+      if (task != null) await this.runTask(task);
+    }
+  }
+
+  /** Confirms the claim (retrying while the coordinator is away), then runs it to the end. */
+  private async runTask(task: Task): Promise<void> {
+    const backoff = new Backoff(200, 3000);
+    let accepted = false;
+    for (;;) {
+      try {
+        const answer = await this.client.request('AckTask', { workerId: this.config.id, ref: task.ref });
+        accepted = answer.accepted;
+        if (!accepted) this.logger.warn('task taken back before it started; skipping it', { dagRunId: task.ref.dagRunId, reason: answer.reason });
+        break;
+      } catch (error) {
+        if (grpcCode(error) !== GrpcStatus.UNAVAILABLE && grpcCode(error) !== GrpcStatus.DEADLINE_EXCEEDED) {
+          this.logger.error('could not acknowledge a task; skipping it', { dagRunId: task.ref.dagRunId, error: (error as Error).message });
+          break;
+        }
+        await sleep(backoff.next());
+      }
+    }
+    if (!accepted) return;
+    const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
+    const attempt = startAttempt({ client: this.client, workerId: this.config.id, workDir: this.config.workDir, logger: this.logger }, task, () => this.stopping);
+    this.running.set(key, attempt);
+    this.busy += 1;
+    try {
+      await attempt.done;
+    } finally {
+      this.busy -= 1;
+      this.running.delete(key);
+    }
+  }
+
+  private scheduleHeartbeat(): void {
+    if (this.stopping && this.running.size === 0) return;
+    this.heartbeatTimer = setTimeout(() => {
+      void this.heartbeat().finally(() => this.scheduleHeartbeat());
+    }, this.heartbeatMs);
+  }
+
+  private async heartbeat(): Promise<void> {
+    const running = [...this.running.values()].map((a) => ({
+      ref: a.task.ref,
+      startedAt: a.startedAt,
+      rootDagRunName: a.task.rootDagRunName,
+      rootDagRunId: a.task.rootDagRunId,
+      parentDagRunName: a.task.parentDagRunName,
+      parentDagRunId: a.task.parentDagRunId,
+    }));
+    try {
+      const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers, pollersBusy: this.busy }, 5000);
+      for (const ref of answer.cancel) {
+        const attempt = [...this.running.values()].find((a) => sameAttempt(a.task.ref, ref));
+        if (attempt === undefined) continue;
+        this.logger.info('coordinator cancelled a run; stopping it', { dagName: ref.dagName, dagRunId: ref.dagRunId, attemptId: ref.attemptId });
+        attempt.stop();
+      }
+      if (answer.reregister) await this.register();
+    } catch (error) {
+      try {
+        this.refuseIfUnauthenticated(error);
+      } catch {
+        return;
+      }
+      this.logger.debug('heartbeat failed', { error: (error as Error).message });
+    }
+  }
+}

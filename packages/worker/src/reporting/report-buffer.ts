@@ -1,0 +1,145 @@
+import { isAbsolute, relative } from 'node:path';
+import type { ReportEvent, TaskRef } from '@trellis/core';
+import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
+import type { CoordinatorClient } from '../grpc/client.js';
+import type { Logger } from '../logging.js';
+import { Backoff, sleep } from './backoff.js';
+
+const MAX_BATCH_EVENTS = 256;
+const MAX_BATCH_BYTES = 1 << 20;
+const MAX_MERGED_CHUNK = 256 * 1024;
+
+/** A path under the attempt's log directory, relative to it (''. when it lies elsewhere). */
+function relativeTo(logDir: string, path: string): string {
+  if (path === '') return '';
+  const rel = relative(logDir, path);
+  return rel.startsWith('..') || isAbsolute(rel) ? '' : rel;
+}
+
+function relativeNode(logDir: string, node: NodeSnapshot): NodeSnapshot {
+  return { ...node, stdout: relativeTo(logDir, node.stdout), stderr: relativeTo(logDir, node.stderr) };
+}
+
+/**
+ * The engine's reports for one attempt, numbered and held until the coordinator confirms
+ * them. One Report call is in flight at a time; while the coordinator is away the events
+ * wait (a newer status replaces an unsent older one; adjacent log chunks merge) and are
+ * sent again when it answers. A `stale` answer means the attempt was taken away: the
+ * worker stops the run and drops what it holds.
+ */
+export class ReportBuffer implements RunReporter {
+  private pending: ReportEvent[] = [];
+  private seq = 0;
+  private sending: Promise<void> | undefined;
+  private stale = false;
+  private closed = false;
+
+  constructor(
+    private readonly client: CoordinatorClient,
+    private readonly workerId: string,
+    private readonly ref: TaskRef,
+    private readonly logDir: string,
+    private readonly logger: Logger,
+    private readonly onStale: () => void,
+  ) {}
+
+  onStatus(snapshot: RunSnapshot): void {
+    const placed: RunSnapshot = {
+      ...snapshot,
+      log: relativeTo(this.logDir, snapshot.log),
+      nodes: snapshot.nodes.map((n) => relativeNode(this.logDir, n)),
+      handlers: Object.fromEntries(Object.entries(snapshot.handlers).map(([k, n]) => [k, relativeNode(this.logDir, n)])),
+    };
+    const statusJson = JSON.stringify(placed);
+    const last = this.pending.at(-1);
+    // Snapshots are complete: an unsent one is simply replaced (its number stays, so none is skipped).
+    if (last?.body === 'statusJson' && !this.inFlight(last)) last.statusJson = statusJson;
+    else this.push({ seq: 0, body: 'statusJson', statusJson });
+  }
+
+  onLog(chunk: LogChunk): void {
+    const stream = relativeTo(this.logDir, chunk.path);
+    if (stream === '') return;
+    const last = this.pending.at(-1);
+    const tail = last?.body === 'log' && !this.inFlight(last) ? last.log : undefined;
+    if (tail !== undefined && tail.stream === stream && tail.offset + tail.data.length === chunk.offset && tail.data.length + chunk.data.length <= MAX_MERGED_CHUNK) {
+      tail.data = Buffer.concat([tail.data, chunk.data]);
+      return;
+    }
+    this.push({ seq: 0, body: 'log', log: { stream, offset: chunk.offset, data: Buffer.from(chunk.data) } });
+  }
+
+  onOutputs(outputs: RunOutputs): void {
+    this.push({ seq: 0, body: 'outputsJson', outputsJson: JSON.stringify(outputs) });
+  }
+
+  /** Resolves when the coordinator holds everything reported so far (or the attempt went stale). */
+  async settled(): Promise<void> {
+    while (this.sending !== undefined) await this.sending;
+  }
+
+  /** Gives up sending (shutdown after the grace period). */
+  close(): void {
+    this.closed = true;
+  }
+
+  get isStale(): boolean {
+    return this.stale;
+  }
+
+  private inFlightUpTo = 0;
+
+  private inFlight(event: ReportEvent): boolean {
+    return event.seq <= this.inFlightUpTo;
+  }
+
+  private push(event: ReportEvent): void {
+    if (this.stale) return;
+    this.seq += 1;
+    event.seq = this.seq;
+    this.pending.push(event);
+    this.sending ??= this.send().finally(() => {
+      this.sending = undefined;
+    });
+  }
+
+  private batch(): ReportEvent[] {
+    const out: ReportEvent[] = [];
+    let bytes = 0;
+    for (const event of this.pending) {
+      const size = (event.log?.data.length ?? 0) + (event.statusJson?.length ?? 0) + (event.outputsJson?.length ?? 0);
+      if (out.length > 0 && (out.length >= MAX_BATCH_EVENTS || bytes + size > MAX_BATCH_BYTES)) break;
+      out.push(event);
+      bytes += size;
+    }
+    return out;
+  }
+
+  private async send(): Promise<void> {
+    const backoff = new Backoff();
+    // Let the engine's burst of reports of one moment go out as one call.
+    await new Promise((resolve) => setImmediate(resolve));
+    while (this.pending.length > 0 && !this.stale && !this.closed) {
+      const events = this.batch();
+      this.inFlightUpTo = events.at(-1)?.seq ?? 0;
+      try {
+        const answer = await this.client.request('Report', { workerId: this.workerId, ref: this.ref, events }, 15_000);
+        backoff.reset();
+        if (answer.stale) {
+          this.stale = true;
+          this.pending = [];
+          this.logger.warn('the coordinator no longer owns this attempt to us; stopping it', { dagName: this.ref.dagName, dagRunId: this.ref.dagRunId, attemptId: this.ref.attemptId });
+          this.onStale();
+          break;
+        }
+        this.pending = this.pending.filter((e) => e.seq > answer.appliedSeq);
+      } catch (error) {
+        const wait = backoff.next();
+        this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: (error as Error).message });
+        await sleep(wait);
+      } finally {
+        this.inFlightUpTo = 0;
+      }
+    }
+  }
+}

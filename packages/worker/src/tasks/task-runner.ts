@@ -1,0 +1,144 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { RunStatus, runStatusLabel, selectDag, type ResolvedParams, type Task } from '@trellis/core';
+import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import type { CoordinatorClient } from '../grpc/client.js';
+import type { Logger } from '../logging.js';
+import { ReportBuffer } from '../reporting/report-buffer.js';
+import { Backoff, sleep } from '../reporting/backoff.js';
+
+const WAIT_RUN_MS = 20_000;
+
+export interface TaskContext {
+  client: CoordinatorClient;
+  workerId: string;
+  workDir: string;
+  logger: Logger;
+}
+
+/** One attempt running here: what heartbeats report and cancellations stop. */
+export interface RunningAttempt {
+  task: Task;
+  startedAt: string;
+  handle?: RunHandle;
+  stop(): void;
+  done: Promise<void>;
+}
+
+/** Retries a call while the coordinator is unreachable; a refusal it answers with is returned as thrown. */
+async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Promise<T> {
+  const backoff = new Backoff();
+  for (;;) {
+    try {
+      return await fn();
+    } catch (error) {
+      const code = (error as { code?: number }).code;
+      // UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the coordinator is away; anything else is an answer.
+      if ((code !== 14 && code !== 4) || giveUp()) throw error;
+      await sleep(backoff.next());
+    }
+  }
+}
+
+/** Sub-DAG steps run as child runs the coordinator queues and places (by the step's worker_selector). */
+function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean): SubRunLauncher {
+  return (request: SubRunRequest): SubRunHandle => {
+    let stopped = false;
+    const done = (async (): Promise<SubRunResult> => {
+      const selector = request.workerSelector;
+      await persistently(
+        () =>
+          ctx.client.request('StartSubRun', {
+            workerId: ctx.workerId,
+            parent: task.ref,
+            rootDagRunName: task.rootDagRunName,
+            rootDagRunId: task.rootDagRunId,
+            dagName: request.dagName,
+            specYaml: request.localDag !== undefined ? task.specYaml : '',
+            paramsJson: request.params,
+            dagRunId: request.dagRunId,
+            workerSelector: selector?.kind === 'labels' ? selector.labels : {},
+            runLocal: selector?.kind === 'local',
+          }),
+        isStopping,
+      );
+      for (;;) {
+        const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
+        if (answer.finished) {
+          return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
+        }
+        if (stopped) return { status: RunStatus.Aborted, outputs: {}, error: 'the parent run was stopped' };
+      }
+    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${(error as Error).message}` }));
+    return { done, stop: () => (stopped = true) };
+  };
+}
+
+/**
+ * Runs one acknowledged task with the engine and streams its reports. Its log and work
+ * directory are removed once the coordinator holds every report.
+ */
+export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boolean): RunningAttempt {
+  const attemptDir = join(ctx.workDir, 'runs', task.ref.dagName, task.ref.dagRunId, task.ref.attemptId);
+  const log = ctx.logger.child({ dagName: task.ref.dagName, dagRunId: task.ref.dagRunId, attemptId: task.ref.attemptId });
+  const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), done: Promise.resolve() };
+  const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());
+  const picked = selectDag(task.specYaml, task.fileName || task.ref.dagName, task.ref.dagName);
+  if (picked.dag === undefined) {
+    log.error('task definition is invalid', { error: picked.error });
+    attempt.done = failUnstarted(reports, task, picked.error ?? 'no DAG to run');
+    return attempt;
+  }
+  const handle = runDag({
+    dag: picked.dag,
+    localDags: picked.localDags,
+    params: JSON.parse(task.paramsJson) as ResolvedParams,
+    identity: {
+      ...task.ref,
+      rootDagRunName: task.rootDagRunName,
+      rootDagRunId: task.rootDagRunId,
+      parentDagRunName: task.parentDagRunName,
+      parentDagRunId: task.parentDagRunId,
+    },
+    logDir: attemptDir,
+    env: task.env,
+    secrets: task.secrets,
+    reporter: reports,
+    launchSubRun: remoteSubRuns(ctx, task, isStopping),
+  });
+  attempt.handle = handle;
+  log.info('run started');
+  attempt.done = handle.done
+    .then(async (result) => {
+      log.info('run finished', { status: result.snapshot.statusLabel });
+      await reports.settled();
+    })
+    .catch((error: unknown) => {
+      log.error('run crashed in the engine', { error });
+    })
+    .finally(() => rm(attemptDir, { recursive: true, force: true }).catch(() => undefined));
+  return attempt;
+}
+
+/** A task that cannot even start still ends, Failed with the reason, through the normal report path. */
+async function failUnstarted(reports: ReportBuffer, task: Task, error: string): Promise<void> {
+  const now = new Date().toISOString();
+  reports.onStatus({
+    ...task.ref,
+    rootDagRunName: task.rootDagRunName,
+    rootDagRunId: task.rootDagRunId,
+    parentDagRunName: task.parentDagRunName,
+    parentDagRunId: task.parentDagRunId,
+    status: RunStatus.Failed,
+    statusLabel: runStatusLabel(RunStatus.Failed),
+    startedAt: now,
+    finishedAt: now,
+    log: '',
+    params: task.paramsJson,
+    error,
+    nodes: [],
+    handlers: {},
+    waitingSteps: [],
+  });
+  await reports.settled();
+}

@@ -1,0 +1,109 @@
+// Dispatch across real processes: placement by worker_selector, waiting for a matching worker,
+// a global queue's limit under load, and a worker with the wrong token.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Cluster, waitFor } from './support/cluster.js';
+
+const TERMINAL = new Set([2, 3, 4, 6, 8]);
+
+const cluster = new Cluster({
+  dags: {
+    'on-a': 'worker_selector:\n  pool: a\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
+    'on-b': 'worker_selector:\n  pool: b\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
+    'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - echo gpu\n',
+    'limited': 'queue: four\nworker_selector:\n  shared: "yes"\nsteps:\n  - sleep 0.05\n',
+  },
+  config: 'queues:\n  - name: four\n    maxConcurrency: 4\n',
+});
+
+async function runStatus(dag: string, id: string): Promise<{ status: number; error: string; conditions?: Array<{ reason: string; message: string }> }> {
+  const { json } = await cluster.call('GET', `/dag-runs/${dag}/${id}`);
+  return json.dagRun as { status: number; error: string; conditions?: Array<{ reason: string; message: string }> };
+}
+
+async function finished(dag: string, id: string, timeoutMs = 30_000) {
+  return waitFor(`${dag}/${id} to finish`, async () => {
+    const run = await runStatus(dag, id);
+    return TERMINAL.has(run.status) ? run : undefined;
+  }, timeoutMs);
+}
+
+before(async () => {
+  await cluster.start();
+  cluster.startWorker('worker-a', 'pool=a,shared=yes');
+  cluster.startWorker('worker-b', 'pool=b,shared=yes');
+  await cluster.workerReady('worker-a');
+  await cluster.workerReady('worker-b');
+});
+
+after(async () => {
+  await cluster.stop();
+});
+
+describe('distributed dispatch', () => {
+  test('runs land on the worker their selector names', async () => {
+    for (let i = 0; i < 3; i += 1) {
+      for (const pool of ['a', 'b']) assert.equal((await cluster.call('POST', `/dags/on-${pool}/start`, { dagRunId: `${pool}${i}` })).status, 200);
+    }
+    for (let i = 0; i < 3; i += 1) {
+      for (const pool of ['a', 'b']) {
+        assert.equal((await finished(`on-${pool}`, `${pool}${i}`)).status, 4);
+        const outputs = (await cluster.call('GET', `/dag-runs/on-${pool}/${pool}${i}/outputs`)).json as { outputs: { where: string } };
+        assert.match(outputs.outputs.where, new RegExp(`/work-worker-${pool}/`), `run ${pool}${i} ran in ${outputs.outputs.where}`);
+      }
+    }
+    const [row] = await cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE dag_name = 'on-a' AND worker_id <> 'worker-a'");
+    assert.equal(row?.n, 0);
+  });
+
+  test('a selector nobody matches waits with WorkerSelectorNotMatched, then runs when a matching worker starts', async () => {
+    assert.equal((await cluster.call('POST', '/dags/on-gpu/start', { dagRunId: 'g1' })).status, 200);
+    await new Promise((r) => setTimeout(r, 1500));
+    const waiting = await runStatus('on-gpu', 'g1');
+    assert.equal(waiting.status, 5);
+    assert.equal(waiting.conditions?.[0]?.reason, 'WorkerSelectorNotMatched');
+    assert.match(waiting.conditions?.[0]?.message ?? '', /gpu=true/);
+    cluster.startWorker('worker-gpu', 'gpu=true');
+    assert.equal((await finished('on-gpu', 'g1')).status, 4);
+  });
+
+  test('300 runs through a global queue with maxConcurrency 4 never exceed 4 running, and all succeed', async () => {
+    let maxRunning = 0;
+    let samples = 0;
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const [row] = await cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE queue_name = 'four' AND status IN (1, 7)");
+        maxRunning = Math.max(maxRunning, row?.n ?? 0);
+        samples += 1;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    })();
+    for (let i = 0; i < 300; i += 1) {
+      const { status } = await cluster.call('POST', '/dags/limited/enqueue', { dagRunId: `q${i}` });
+      assert.equal(status, 200);
+    }
+    const done = await waitFor('300 queued runs to finish', async () => {
+      const rows = await cluster.sql<{ status: number; n: number }>("SELECT status, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY status");
+      const terminal = rows.filter((r) => TERMINAL.has(r.status)).reduce((a, r) => a + r.n, 0);
+      return terminal === 300 ? rows : undefined;
+    }, 240_000, 500);
+    sampling = false;
+    await sampler;
+    assert.deepEqual(done.map((r) => [r.status, r.n]), [[4, 300]]);
+    assert.ok(samples > 20, `sampled ${samples} times`);
+    assert.ok(maxRunning <= 4, `at most 4 running at once, saw ${maxRunning}`);
+    assert.ok(maxRunning >= 2, `the queue ran runs in parallel (saw at most ${maxRunning})`);
+    const perWorker = await cluster.sql<{ worker: string; n: number }>("SELECT worker_id AS worker, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY worker_id ORDER BY worker_id");
+    assert.deepEqual(perWorker.map((r) => r.worker).sort(), ['worker-a', 'worker-b']);
+  });
+
+  test('a worker with the wrong token is refused and exits', async () => {
+    const stranger = cluster.startWorker('stranger', 'pool=a', { token: 'not-the-token' });
+    const code = await stranger.exited;
+    assert.equal(code, 3);
+    assert.match(stranger.output(), /refused this worker: invalid worker token/);
+    const body = (await cluster.call('GET', '/workers')).json as { workers: Array<{ id: string }> };
+    assert.ok(!body.workers.some((w) => w.id === 'stranger'));
+  });
+});

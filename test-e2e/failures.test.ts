@@ -1,0 +1,82 @@
+// Losing processes: a worker killed mid-run, and the coordinator killed with runs queued and
+// running. Every run ends, none is lost, none executes twice (each appends its id to a file).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Cluster, waitFor } from './support/cluster.js';
+
+const TERMINAL = [2, 3, 4, 6, 8];
+
+let ledger = '';
+const cluster = new Cluster({
+  dags: {},
+  config: 'queues:\n  - name: wide\n    maxConcurrency: 6\n',
+});
+
+function dag(pool: string, seconds: number): string {
+  return `queue: wide\nworker_selector:\n  pool: ${pool}\nsteps:\n  - name: work\n    command: sleep ${seconds} && echo "$DAG_RUN_ID" >> ${ledger}\n`;
+}
+
+async function statuses(dagName: string): Promise<Map<string, { status: number; error: string }>> {
+  const rows = await cluster.sql<{ id: string; status: number; error: string }>('SELECT dag_run_id AS id, status, error FROM runs WHERE dag_name = $1', [dagName]);
+  return new Map(rows.map((r) => [r.id, { status: r.status, error: r.error }]));
+}
+
+before(async () => {
+  ledger = join(cluster.dir, 'ledger.txt');
+  writeFileSync(join(cluster.dir, 'dags', 'slow-a.yaml'), dag('a', 6));
+  writeFileSync(join(cluster.dir, 'dags', 'quick-b.yaml'), dag('b', 1));
+  writeFileSync(join(cluster.dir, 'dags', 'mixed.yaml'), dag('b', 2));
+  await cluster.start();
+  cluster.startWorker('worker-a', 'pool=a', { pollers: 2 });
+  cluster.startWorker('worker-b', 'pool=b', { pollers: 3 });
+  await cluster.workerReady('worker-a');
+  await cluster.workerReady('worker-b');
+});
+
+after(async () => {
+  await cluster.stop();
+});
+
+describe('failures', () => {
+  test('kill -9 of a worker mid-run fails its run with a clear error within 20 s; the other worker is unaffected', async () => {
+    assert.equal((await cluster.call('POST', '/dags/slow-a/start', { dagRunId: 'doomed' })).status, 200);
+    for (let i = 0; i < 4; i += 1) assert.equal((await cluster.call('POST', '/dags/quick-b/enqueue', { dagRunId: `fine${i}` })).status, 200);
+    await waitFor('the run to start on worker-a', async () => ((await statuses('slow-a')).get('doomed')?.status === 1 ? true : undefined), 15_000);
+    const killedAt = Date.now();
+    await cluster.killWorker('worker-a');
+    const failed = await waitFor('the lost run to fail', async () => {
+      const run = (await statuses('slow-a')).get('doomed');
+      return run?.status === 2 ? run : undefined;
+    }, 25_000, 250);
+    const elapsed = Date.now() - killedAt;
+    assert.ok(elapsed < 20_000, `failed ${elapsed} ms after the kill`);
+    assert.match(failed.error, /worker worker-a was lost/);
+    const quick = await waitFor('the other worker runs to finish', async () => {
+      const runs = await statuses('quick-b');
+      return [...runs.values()].every((r) => TERMINAL.includes(r.status)) && runs.size === 4 ? runs : undefined;
+    }, 30_000);
+    assert.deepEqual([...quick.values()].map((r) => r.status), [4, 4, 4, 4]);
+    const api = (await cluster.call('GET', '/dag-runs/slow-a/doomed')).json as { dagRun: { status: number; error: string } };
+    assert.equal(api.dagRun.status, 2);
+  });
+
+  test('kill -9 of the coordinator with runs queued and running: after a restart every run ends once, none lost', async () => {
+    const ids = Array.from({ length: 12 }, (_, i) => `m${i}`);
+    for (const id of ids) assert.equal((await cluster.call('POST', '/dags/mixed/enqueue', { dagRunId: id })).status, 200);
+    await waitFor('runs to be running', async () => ([...(await statuses('mixed')).values()].filter((r) => r.status === 1).length >= 3 ? true : undefined), 15_000);
+    await cluster.killCoordinator();
+    await new Promise((r) => setTimeout(r, 2000));
+    await cluster.startCoordinator();
+    const final = await waitFor('every run to end', async () => {
+      const runs = await statuses('mixed');
+      return runs.size === ids.length && [...runs.values()].every((r) => TERMINAL.includes(r.status)) ? runs : undefined;
+    }, 90_000, 500);
+    assert.deepEqual(ids.map((id) => [id, final.get(id)?.status]), ids.map((id) => [id, 4]));
+    const lines = existsSync(ledger) ? readFileSync(ledger, 'utf8').split('\n').filter((l) => l.startsWith('m')) : [];
+    const counts = new Map<string, number>();
+    for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1);
+    assert.deepEqual(ids.map((id) => [id, counts.get(id) ?? 0]), ids.map((id) => [id, 1]), 'each run executed exactly once');
+  });
+});

@@ -1,0 +1,160 @@
+// Real processes for the cluster tests: a coordinator (`trellis server`) on the machine's
+// PostgreSQL, in a database of its own, and worker daemons (`trellis worker`), each a
+// separate OS process started from the built CLI and stopped by PID.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const CLI = join(ROOT, 'packages', 'cli', 'dist', 'main.js');
+export const DATABASE_URL = process.env.TRELLIS_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolvePort(typeof address === 'object' && address !== null ? address.port : 0));
+    });
+  });
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+export interface Proc {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function startProcess(args: string[], cwd: string): Proc {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  return { child, output: () => out, exited };
+}
+
+async function stopProcess(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
+  proc.child.kill(signal);
+  const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
+  await proc.exited;
+  clearTimeout(timer);
+}
+
+export interface ClusterOptions {
+  dags: Record<string, string>;
+  /** Extra lines of the coordinator's YAML config. */
+  config?: string;
+  token?: string;
+}
+
+export class Cluster {
+  readonly dir = mkdtempSync(join(tmpdir(), 'trellis-e2e-'));
+  readonly token: string;
+  readonly database = `trellis_e2e_${randomBytes(5).toString('hex')}`;
+  readonly databaseUrl: string;
+  coordinator: Proc | undefined;
+  workers = new Map<string, Proc>();
+  httpPort = 0;
+  grpcPort = 0;
+  private admin: pg.Client | undefined;
+  private db: pg.Client | undefined;
+
+  constructor(private readonly options: ClusterOptions) {
+    this.token = options.token ?? 'e2e-secret-token';
+    const url = new URL(DATABASE_URL);
+    url.pathname = `/${this.database}`;
+    this.databaseUrl = url.toString();
+    mkdirSync(join(this.dir, 'dags'));
+    for (const [name, yaml] of Object.entries(options.dags)) writeFileSync(join(this.dir, 'dags', `${name}.yaml`), yaml);
+    writeFileSync(join(this.dir, 'trellis.yaml'), `dagsDir: ./dags\ndataDir: ./data\nlogFormat: json\n${options.config ?? ''}`);
+  }
+
+  get api(): string {
+    return `http://127.0.0.1:${this.httpPort}/api/v1`;
+  }
+
+  async start(): Promise<void> {
+    this.admin = new pg.Client({ connectionString: DATABASE_URL });
+    await this.admin.connect();
+    await this.admin.query(`CREATE DATABASE "${this.database}"`);
+    this.httpPort = await freePort();
+    this.grpcPort = await freePort();
+    await this.startCoordinator();
+    this.db = new pg.Client({ connectionString: this.databaseUrl });
+    await this.db.connect();
+  }
+
+  async startCoordinator(): Promise<void> {
+    this.coordinator = startProcess(
+      ['server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(this.httpPort), '--grpc-port', String(this.grpcPort), '--worker-token', this.token, '--database-url', this.databaseUrl],
+      this.dir,
+    );
+    await waitFor('the coordinator to answer', async () => ((await fetch(`${this.api}/health`)).ok ? true : undefined), 30_000);
+  }
+
+  startWorker(id: string, labels: string, options: { token?: string; pollers?: number } = {}): Proc {
+    const workDir = join(this.dir, `work-${id}`);
+    const proc = startProcess(
+      ['worker', '--coordinator', `127.0.0.1:${this.grpcPort}`, '--id', id, '--labels', labels, '--token', options.token ?? this.token, '--pollers', String(options.pollers ?? 4), '--work-dir', workDir],
+      this.dir,
+    );
+    this.workers.set(id, proc);
+    return proc;
+  }
+
+  /** Waits until the coordinator lists the worker as healthy. */
+  async workerReady(id: string): Promise<void> {
+    await waitFor(`worker ${id} to register`, async () => {
+      const body = (await this.call('GET', '/workers')).json as { workers?: Array<{ id: string; health_status: string }> };
+      return body.workers?.some((w) => w.id === id && w.health_status === 'healthy') === true ? true : undefined;
+    }, 30_000);
+  }
+
+  async killCoordinator(): Promise<void> {
+    if (this.coordinator !== undefined) await stopProcess(this.coordinator, 'SIGKILL');
+  }
+
+  async killWorker(id: string): Promise<void> {
+    const proc = this.workers.get(id);
+    if (proc !== undefined) await stopProcess(proc, 'SIGKILL');
+  }
+
+  async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+    const res = await fetch(this.api + path, { method, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const text = await res.text();
+    return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  }
+
+  async sql<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    if (this.db === undefined) throw new Error('cluster not started');
+    return (await this.db.query(text, params)).rows as T[];
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.workers.values()].map((w) => stopProcess(w)));
+    if (this.coordinator !== undefined) await stopProcess(this.coordinator);
+    await this.db?.end();
+    if (this.admin !== undefined) {
+      await this.admin.query(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`);
+      await this.admin.end();
+    }
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

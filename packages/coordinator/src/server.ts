@@ -117,7 +117,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     ...dagRoutes({ db, runs, files, index, timezone: config.timezone }),
     ...runRoutes({ db, index, runs, executor }),
     ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
-    ...queueRoutes({ db, globalQueues, queueLimit }),
+    ...queueRoutes({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) }),
   ];
   const app = createHttpApp({ routes, logger, basePath: config.basePath, apiBasePath: config.apiBasePath, version: VERSION });
   const server: Server = await new Promise((resolve, reject) => {

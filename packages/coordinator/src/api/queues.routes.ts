@@ -8,7 +8,8 @@ import { paginationOf, paginationQuery } from './pagination.js';
 export interface QueueRoutesDeps {
   db: Db;
   globalQueues: Map<string, number>;
-  queueLimit: (queueName: string) => number;
+  /** A DAG of this name exists: its DAG-based queue exists even while empty. */
+  isDag: (name: string) => boolean;
 }
 
 const RUNNING_SHOWN = 50;
@@ -67,7 +68,7 @@ export function queueRoutes(deps: QueueRoutesDeps): AnyRoute[] {
       errors: [400, 404],
       handler: async ({ params, query }) => {
         const counts = (await queueCounts(deps.db)).get(params.name);
-        if (counts === undefined && !deps.globalQueues.has(params.name)) throw new NotFoundError(`queue ${params.name} not found`, { name: params.name });
+        if (counts === undefined && !deps.globalQueues.has(params.name) && !deps.isDag(params.name)) throw new NotFoundError(`queue ${params.name} not found`, { name: params.name });
         const page = await queueItems(deps.db, params.name, query.type, query.perPage, (query.page - 1) * query.perPage);
         return {
           name: params.name,

@@ -1,0 +1,185 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import type { Task } from '@trellis/core';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { rawWorkerClient } from './support/worker-client.js';
+
+const TOKEN = 'protocol-test-token';
+let t: TestCoordinator;
+let worker: ReturnType<typeof rawWorkerClient>;
+
+const remote = 'queue: wide\nworker_selector:\n  pool: x\nparams: [WHO=world]\nsteps:\n  - name: greet\n    command: echo hello $WHO\n';
+
+async function enqueue(dagRunId: string, dag = 'remote'): Promise<void> {
+  const { status } = await t.call('POST', `/dags/${dag}/enqueue`, { dagRunId });
+  assert.equal(status, 200);
+}
+
+async function pollTask(workerId = 'w1'): Promise<Task> {
+  const answer = await worker.call<{ task?: Task | null }>('Poll', { workerId, pollerIndex: 0, waitMs: 5000 });
+  assert.ok(answer.task, 'a task was handed out');
+  return answer.task;
+}
+
+async function details(dagRunId: string) {
+  return (await t.call('GET', `/dag-runs/remote/${dagRunId}`)).json.dagRun as { status: number; attemptId: string; error: string; nodes: Array<{ stdout: string }>; conditions?: Array<{ reason: string }> };
+}
+
+function snapshot(task: Task, status: number, nodeStatus: number, stdout: string) {
+  const now = new Date().toISOString();
+  return JSON.stringify({
+    ...task.ref,
+    rootDagRunName: task.rootDagRunName,
+    rootDagRunId: task.rootDagRunId,
+    parentDagRunName: '',
+    parentDagRunId: '',
+    status,
+    statusLabel: '',
+    startedAt: now,
+    finishedAt: status === 4 ? now : '',
+    log: 'run.log',
+    params: task.paramsJson,
+    error: '',
+    nodes: [{ step: { name: 'greet' }, stdout, stderr: 'greet.err', startedAt: now, finishedAt: '', status: nodeStatus, statusLabel: '', retryCount: 0, doneCount: 0, subRuns: [], subRunsRepeated: [], error: '' }],
+    handlers: {},
+    waitingSteps: [],
+  });
+}
+
+before(async () => {
+  t = await startTestCoordinator('grpc_protocol', { remote, local: 'steps:\n  - echo local\n' }, { workerToken: TOKEN, workerAckTimeoutSec: 1, queues: [{ name: 'wide', maxConcurrency: 3 }] });
+  assert.ok(t.coordinator.grpcAddress);
+  worker = rawWorkerClient(t.coordinator.grpcAddress, TOKEN);
+});
+
+after(async () => {
+  worker.close();
+  await t.stop();
+});
+
+describe('worker protocol', () => {
+  test('calls without the token are refused; an unregistered worker must register before polling', async () => {
+    const stranger = rawWorkerClient(t.coordinator.grpcAddress ?? '', 'wrong');
+    await assert.rejects(stranger.call('Register', { workerId: 'evil', labels: {}, pollers: 1 }), (e: { code: grpcStatus }) => e.code === grpcStatus.UNAUTHENTICATED);
+    stranger.close();
+    await assert.rejects(worker.call('Poll', { workerId: 'nobody', pollerIndex: 0, waitMs: 10 }), (e: { code: grpcStatus }) => e.code === grpcStatus.NOT_FOUND);
+    await assert.rejects(worker.call('Register', { workerId: 'bad id!', labels: {}, pollers: 1 }), (e: { code: grpcStatus }) => e.code === grpcStatus.INVALID_ARGUMENT);
+  });
+
+  test('a queued remote run waits with NoAvailableWorker, then WorkerSelectorNotMatched, until a matching worker polls', async () => {
+    await enqueue('c1');
+    assert.equal((await details('c1')).conditions?.[0]?.reason, 'NoAvailableWorker');
+    await worker.call('Register', { workerId: 'other', labels: { pool: 'y' }, pollers: 1, hostname: 'h', version: 'test' });
+    await worker.call('Heartbeat', { workerId: 'other', running: [], pollersTotal: 1, pollersBusy: 0 });
+    const waiting = await details('c1');
+    assert.equal(waiting.conditions?.[0]?.reason, 'WorkerSelectorNotMatched');
+    const empty = await worker.call<{ task?: Task | null }>('Poll', { workerId: 'other', pollerIndex: 0, waitMs: 300 });
+    assert.equal(empty.task ?? undefined, undefined, 'a worker whose labels do not match gets nothing');
+    await worker.call('Register', { workerId: 'w1', labels: { pool: 'x', zone: 'eu' }, pollers: 2, hostname: 'h', version: 'test' });
+    const task = await pollTask();
+    assert.equal(task.ref.dagRunId, 'c1');
+    assert.match(task.specYaml, /echo hello/);
+    assert.deepEqual(JSON.parse(task.paramsJson), [{ name: 'WHO', value: 'world' }]);
+    assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'w1', ref: task.ref })).accepted, true);
+    assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'w1', ref: task.ref })).accepted, true, 'a repeated ack is accepted');
+    assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'other', ref: task.ref })).accepted, false, 'another worker cannot claim it');
+    const workers = (await t.call('GET', '/workers')).json as { workers: Array<{ id: string; health_status: string; labels: Record<string, string> }> };
+    assert.deepEqual(workers.workers.map((w) => [w.id, w.health_status]), [['other', 'healthy'], ['w1', 'healthy']]);
+    assert.deepEqual(workers.workers[1]?.labels, { pool: 'x', zone: 'eu' });
+  });
+
+  test('reports apply in order, resends change nothing, log chunks land at their offsets, stale attempts are refused', async () => {
+    await enqueue('r1');
+    const task = await pollTask();
+    await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
+    const first = [
+      { seq: 1, statusJson: snapshot(task, 1, 1, 'greet.out') },
+      { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('hello ') } },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events: first })).appliedSeq, 2);
+    const again = await worker.call<{ appliedSeq: number; stale: boolean }>('Report', { workerId: 'w1', ref: task.ref, events: first });
+    assert.deepEqual([again.appliedSeq, again.stale], [2, false]);
+    const rest = [
+      { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('hello ') } },
+      { seq: 3, log: { stream: 'greet.out', offset: 6, data: Buffer.from('world\n') } },
+      { seq: 4, log: { stream: '../../../escape.txt', offset: 0, data: Buffer.from('nope') } },
+      { seq: 5, outputsJson: JSON.stringify({ metadata: { dagName: 'remote', dagRunId: 'r1', attemptId: task.ref.attemptId, params: '', status: 'succeeded', completedAt: '' }, outputs: { greeting: 'hello world' } }) },
+      { seq: 6, statusJson: snapshot(task, 4, 4, 'greet.out') },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events: rest })).appliedSeq, 6);
+    const run = await details('r1');
+    assert.equal(run.status, 4);
+    assert.ok(run.nodes[0]?.stdout.startsWith(t.dir), `log path ${run.nodes[0]?.stdout} is the coordinator's`);
+    assert.equal(readFileSync(run.nodes[0]?.stdout ?? '', 'utf8'), 'hello world\n');
+    const log = (await t.call('GET', '/dag-runs/remote/r1/steps/greet/log')).json as { content: string };
+    assert.equal(log.content, 'hello world');
+    const outputs = (await t.call('GET', '/dag-runs/remote/r1/outputs')).json as { outputs: Record<string, string> };
+    assert.deepEqual(outputs.outputs, { greeting: 'hello world' });
+    const stale = await worker.call<{ stale: boolean }>('Report', { workerId: 'w1', ref: { ...task.ref, attemptId: 'old-attempt' }, events: [{ seq: 7, statusJson: snapshot(task, 2, 2, '') }] });
+    assert.equal(stale.stale, true);
+    assert.equal((await details('r1')).status, 4, 'a stale report changes nothing');
+  });
+
+  test('a hand-out nobody acknowledges goes back to the queue under a new attempt; the late ack is refused', async () => {
+    await enqueue('u1');
+    const task = await pollTask();
+    const before = await details('u1');
+    assert.equal(before.status, 1);
+    await new Promise((r) => setTimeout(r, 2600));
+    const requeued = await details('u1');
+    assert.equal(requeued.status, 5);
+    assert.notEqual(requeued.attemptId, task.ref.attemptId);
+    assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'w1', ref: task.ref })).accepted, false);
+    const again = await pollTask();
+    assert.equal(again.ref.attemptId, requeued.attemptId);
+    await worker.call('AckTask', { workerId: 'w1', ref: again.ref });
+  });
+
+  test('stopping a remote run reaches its worker through the heartbeat; unknown workers are told to register', async () => {
+    const running = { ref: { dagName: 'remote', dagRunId: 'u1', attemptId: (await details('u1')).attemptId }, startedAt: '', rootDagRunName: 'remote', rootDagRunId: 'u1', parentDagRunName: '', parentDagRunId: '' };
+    const quiet = await worker.call<{ cancel: unknown[]; reregister: boolean }>('Heartbeat', { workerId: 'w1', running: [running], pollersTotal: 2, pollersBusy: 1 });
+    assert.deepEqual([quiet.cancel.length, quiet.reregister], [0, false]);
+    assert.equal((await t.call('POST', '/dag-runs/remote/u1/stop')).status, 200);
+    const told = await worker.call<{ cancel: Array<{ dagRunId: string }> }>('Heartbeat', { workerId: 'w1', running: [running], pollersTotal: 2, pollersBusy: 1 });
+    assert.deepEqual(told.cancel.map((c) => c.dagRunId), ['u1']);
+    const task = { ref: running.ref, rootDagRunName: 'remote', rootDagRunId: 'u1', paramsJson: '[]' } as Task;
+    await worker.call('Report', { workerId: 'w1', ref: running.ref, events: [{ seq: 1, statusJson: snapshot(task, 3, 3, 'greet.out') }] });
+    assert.equal((await details('u1')).status, 3);
+    const unknown = await worker.call<{ reregister: boolean }>('Heartbeat', { workerId: 'ghost', running: [], pollersTotal: 1, pollersBusy: 0 });
+    assert.equal(unknown.reregister, true);
+  });
+
+  test('queues: summaries and paged items; an unknown queue is 404', async () => {
+    for (const id of ['q1', 'q2', 'q3']) await enqueue(id, 'local');
+    const summary = (await t.call('GET', '/queues')).json as { queues: Array<{ name: string; type: string; maxConcurrency?: number }>; summary: { totalQueues: number } };
+    const wide = summary.queues.find((q) => q.name === 'wide') as { type: string; maxConcurrency: number; runningCount: number; running: Array<{ dagRunId: string }> };
+    assert.deepEqual([wide.type, wide.maxConcurrency, wide.runningCount], ['global', 3, 1]);
+    assert.deepEqual(wide.running.map((r) => r.dagRunId), ['c1'], 'c1 still runs on its worker; u1 was stopped');
+    assert.ok(summary.summary.totalQueues >= 1);
+    await new Promise((r) => setTimeout(r, 500));
+    const done = (await t.call('GET', '/queues/local/items?type=queued&perPage=2')).json as { items: unknown[]; pagination: { totalRecords: number } };
+    assert.equal(done.pagination.totalRecords, 0, 'local runs were admitted and ran');
+    const items = (await t.call('GET', '/queues/wide/items?type=running&perPage=1&page=1')).json as { items: Array<{ dagRunId: string }>; pagination: { totalRecords: number; totalPages: number } };
+    assert.deepEqual([items.items.map((i) => i.dagRunId), items.pagination.totalRecords], [['c1'], 1]);
+    assert.equal((await t.call('GET', '/queues/nope/items')).status, 404);
+    assert.equal((await t.call('GET', '/queues/wide/items?type=sideways')).status, 400);
+  });
+});
+
+describe('without the gRPC server', () => {
+  test('GET /workers is 503 service_unavailable and remote runs wait with DispatchUnavailable', async () => {
+    const off = await startTestCoordinator('grpc_off', { remote: 'worker_selector:\n  pool: x\nsteps:\n  - echo hi\n' }, { grpcPort: -1 });
+    try {
+      const { status, json } = await off.call('GET', '/workers');
+      assert.equal(status, 503);
+      assert.equal(json.code, 'service_unavailable');
+      await off.call('POST', '/dags/remote/enqueue', { dagRunId: 'x1' });
+      const run = (await off.call('GET', '/dag-runs/remote/x1')).json.dagRun as { conditions: Array<{ reason: string }> };
+      assert.equal(run.conditions[0]?.reason, 'DispatchUnavailable');
+    } finally {
+      await off.stop();
+    }
+  });
+});

@@ -1,0 +1,97 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as grpc from '@grpc/grpc-js';
+import * as protoLoader from '@grpc/proto-loader';
+import { PROTO_FILE, PROTO_LOADER_OPTIONS, RunStatus, type ReportEvent, type ReportRequest, type ReportResponse } from '@trellis/core';
+import type { RunSnapshot } from '@trellis/engine';
+import { CoordinatorClient, ReportBuffer, createWorkerLogger, loadWorkerConfig } from '@trellis/worker';
+
+interface ServicePackage {
+  trellis: { coordinator: { v1: { Coordinator: { service: grpc.ServiceDefinition } } } };
+}
+
+/** A real gRPC server that plays the coordinator's Report: it can refuse calls, and records what it applied. */
+class ReportSink {
+  failNext = 0;
+  stale = false;
+  applied = 0;
+  calls = 0;
+  readonly events: ReportEvent[] = [];
+  readonly server = new grpc.Server();
+  port = 0;
+
+  async start(): Promise<void> {
+    const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as ServicePackage;
+    this.server.addService(pkg.trellis.coordinator.v1.Coordinator.service, {
+      Report: (call: grpc.ServerUnaryCall<ReportRequest, ReportResponse>, callback: grpc.sendUnaryData<ReportResponse>) => {
+        this.calls += 1;
+        if (this.failNext > 0) {
+          this.failNext -= 1;
+          callback({ code: grpc.status.UNAVAILABLE, details: 'coordinator restarting' });
+          return;
+        }
+        for (const event of call.request.events) {
+          if (event.seq > this.applied) {
+            this.events.push(event);
+            this.applied = event.seq;
+          }
+        }
+        callback(null, { appliedSeq: this.applied, stale: this.stale });
+      },
+    });
+    this.port = await new Promise((resolve, reject) => this.server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  }
+}
+
+const sink = new ReportSink();
+let client: CoordinatorClient;
+const logDir = '/work/attempt';
+const ref = { dagName: 'd', dagRunId: 'r', attemptId: 'a1' };
+const logger = createWorkerLogger('test', 'error', true);
+
+function snapshot(status: RunStatus): RunSnapshot {
+  return { ...ref, rootDagRunName: 'd', rootDagRunId: 'r', parentDagRunName: '', parentDagRunId: '', status, statusLabel: '', startedAt: '', finishedAt: '', log: `${logDir}/run.log`, params: '[]', error: '', nodes: [], handlers: {}, waitingSteps: [] };
+}
+
+before(async () => {
+  await sink.start();
+  client = new CoordinatorClient(loadWorkerConfig({ coordinator: `127.0.0.1:${sink.port}` }, {}));
+});
+
+after(() => {
+  client.close();
+  sink.server.forceShutdown();
+});
+
+describe('report buffer', () => {
+  test('holds reports while the coordinator is away and delivers each exactly once, with paths relative to the attempt', async () => {
+    sink.failNext = 3;
+    const buffer = new ReportBuffer(client, 'w', ref, logDir, logger, () => assert.fail('not stale'));
+    buffer.onStatus(snapshot(RunStatus.Running));
+    buffer.onLog({ stream: 's/stdout', path: `${logDir}/s.out`, offset: 0, data: Buffer.from('one ') });
+    buffer.onLog({ stream: 's/stdout', path: `${logDir}/s.out`, offset: 4, data: Buffer.from('two\n') });
+    buffer.onLog({ stream: 'x', path: '/elsewhere/file', offset: 0, data: Buffer.from('dropped') });
+    buffer.onStatus(snapshot(RunStatus.Success));
+    await buffer.settled();
+    assert.ok(sink.calls >= 4, `retried after refusals (${sink.calls} calls)`);
+    const bodies = sink.events.map((e) => e.body);
+    assert.deepEqual(bodies, ['statusJson', 'log', 'statusJson']);
+    assert.deepEqual(sink.events.map((e) => e.seq), [1, 2, 3]);
+    const log = sink.events[1]?.log;
+    assert.deepEqual([log?.stream, log?.offset, log?.data.toString()], ['s.out', 0, 'one two\n']);
+    const final = JSON.parse(sink.events[2]?.statusJson ?? '{}') as RunSnapshot;
+    assert.deepEqual([final.status, final.log], [RunStatus.Success, 'run.log']);
+  });
+
+  test('a stale answer stops the attempt and drops what is held', async () => {
+    sink.stale = true;
+    let stopped = 0;
+    const buffer = new ReportBuffer(client, 'w', { ...ref, attemptId: 'a2' }, logDir, logger, () => (stopped += 1));
+    buffer.onStatus(snapshot(RunStatus.Running));
+    await buffer.settled();
+    buffer.onStatus(snapshot(RunStatus.Success));
+    await buffer.settled();
+    assert.equal(stopped, 1);
+    assert.equal(buffer.isStale, true);
+  });
+});

@@ -153,8 +153,9 @@ describe('worker protocol', () => {
 
   test('queues: summaries and paged items; an unknown queue is 404', async () => {
     for (const id of ['q1', 'q2', 'q3']) await enqueue(id, 'local');
-    const summary = (await t.call('GET', '/queues')).json as { queues: Array<{ name: string; type: string; maxConcurrency?: number }>; summary: { totalQueues: number } };
-    const wide = summary.queues.find((q) => q.name === 'wide') as { type: string; maxConcurrency: number; runningCount: number; running: Array<{ dagRunId: string }> };
+    const summary = (await t.call('GET', '/queues')).json as { queues: Array<{ name: string; type: string; maxConcurrency?: number; runningCount: number; running: Array<{ dagRunId: string }> }>; summary: { totalQueues: number } };
+    const wide = summary.queues.find((q) => q.name === 'wide');
+    assert.ok(wide);
     assert.deepEqual([wide.type, wide.maxConcurrency, wide.runningCount], ['global', 3, 1]);
     assert.deepEqual(wide.running.map((r) => r.dagRunId), ['c1'], 'c1 still runs on its worker; u1 was stopped');
     assert.ok(summary.summary.totalQueues >= 1);

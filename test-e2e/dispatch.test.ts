@@ -11,6 +11,11 @@ const cluster = new Cluster({
     'on-a': 'worker_selector:\n  pool: a\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
     'on-b': 'worker_selector:\n  pool: b\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - echo gpu\n',
+    fanout: [
+      'worker_selector:\n  pool: a\nsteps:\n  - name: child\n    call: where-am-i\n    worker_selector:\n      pool: b',
+      '  - name: report\n    command: echo "parent in $DAG_RUN_WORK_DIR, child in ${child.outputs.where}"\n    output: REPORT',
+      '---\nname: where-am-i\nsteps:\n  - name: w\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
+    ].join('\n'),
     'limited': 'queue: four\nworker_selector:\n  shared: "yes"\nsteps:\n  - sleep 0.05\n',
   },
   config: 'queues:\n  - name: four\n    maxConcurrency: 4\n',
@@ -96,6 +101,18 @@ describe('distributed dispatch', () => {
     assert.ok(maxRunning >= 2, `the queue ran runs in parallel (saw at most ${maxRunning})`);
     const perWorker = await cluster.sql<{ worker: string; n: number }>("SELECT worker_id AS worker, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY worker_id ORDER BY worker_id");
     assert.deepEqual(perWorker.map((r) => r.worker).sort(), ['worker-a', 'worker-b']);
+  });
+
+  test('a sub-DAG step with a worker_selector runs its child on the worker it names', async () => {
+    assert.equal((await cluster.call('POST', '/dags/fanout/start', { dagRunId: 'f1' })).status, 200);
+    const parent = await finished('fanout', 'f1');
+    assert.equal(parent.status, 4, parent.error);
+    const outputs = (await cluster.call('GET', '/dag-runs/fanout/f1/outputs')).json as { outputs: { report: string } };
+    assert.match(outputs.outputs.report, /parent in .*\/work-worker-a\/.*, child in .*\/work-worker-b\//);
+    const [child] = await cluster.sql<{ worker: string; parent: string; root: string }>(
+      "SELECT worker_id AS worker, parent_dag_run_id AS parent, root_dag_run_id AS root FROM runs WHERE dag_name = 'where-am-i'",
+    );
+    assert.deepEqual(child, { worker: 'worker-b', parent: 'f1', root: 'f1' });
   });
 
   test('a worker with the wrong token is refused and exits', async () => {

@@ -40,6 +40,16 @@ after(async () => {
 });
 
 describe('failures', () => {
+  test('SIGTERM lets a worker finish its running task before it exits', async () => {
+    writeFileSync(join(cluster.dir, 'dags', 'graceful.yaml'), dag('c', 3));
+    cluster.startWorker('worker-c', 'pool=c', { pollers: 1 });
+    await cluster.workerReady('worker-c');
+    assert.equal((await cluster.call('POST', '/dags/graceful/start', { dagRunId: 'g1' })).status, 200);
+    await waitFor('the run to start', async () => ((await statuses('graceful')).get('g1')?.status === 1 ? true : undefined), 15_000);
+    assert.equal(await cluster.terminateWorker('worker-c'), 0);
+    assert.equal((await statuses('graceful')).get('g1')?.status, 4);
+  });
+
   test('kill -9 of a worker mid-run fails its run with a clear error within 20 s; the other worker is unaffected', async () => {
     assert.equal((await cluster.call('POST', '/dags/slow-a/start', { dagRunId: 'doomed' })).status, 200);
     for (let i = 0; i < 4; i += 1) assert.equal((await cluster.call('POST', '/dags/quick-b/enqueue', { dagRunId: `fine${i}` })).status, 200);

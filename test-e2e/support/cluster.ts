@@ -62,6 +62,8 @@ export interface ClusterOptions {
   /** Extra lines of the coordinator's YAML config. */
   config?: string;
   token?: string;
+  /** Extra `trellis server` flags (TLS files, ...). */
+  serverArgs?: string[];
 }
 
 export class Cluster {
@@ -103,16 +105,19 @@ export class Cluster {
 
   async startCoordinator(): Promise<void> {
     this.coordinator = startProcess(
-      ['server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(this.httpPort), '--grpc-port', String(this.grpcPort), '--worker-token', this.token, '--database-url', this.databaseUrl],
+      [
+        'server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(this.httpPort), '--grpc-port', String(this.grpcPort),
+        '--worker-token', this.token, '--database-url', this.databaseUrl, ...(this.options.serverArgs ?? []),
+      ],
       this.dir,
     );
     await waitFor('the coordinator to answer', async () => ((await fetch(`${this.api}/health`)).ok ? true : undefined), 30_000);
   }
 
-  startWorker(id: string, labels: string, options: { token?: string; pollers?: number } = {}): Proc {
+  startWorker(id: string, labels: string, options: { token?: string; pollers?: number; args?: string[] } = {}): Proc {
     const workDir = join(this.dir, `work-${id}`);
     const proc = startProcess(
-      ['worker', '--coordinator', `127.0.0.1:${this.grpcPort}`, '--id', id, '--labels', labels, '--token', options.token ?? this.token, '--pollers', String(options.pollers ?? 4), '--work-dir', workDir],
+      ['worker', '--coordinator', `127.0.0.1:${this.grpcPort}`, '--id', id, '--labels', labels, '--token', options.token ?? this.token, '--pollers', String(options.pollers ?? 4), '--work-dir', workDir, ...(options.args ?? [])],
       this.dir,
     );
     this.workers.set(id, proc);
@@ -129,6 +134,14 @@ export class Cluster {
 
   async killCoordinator(): Promise<void> {
     if (this.coordinator !== undefined) await stopProcess(this.coordinator, 'SIGKILL');
+  }
+
+  /** SIGTERM: the worker stops polling and lets its running tasks finish. */
+  async terminateWorker(id: string): Promise<number | null> {
+    const proc = this.workers.get(id);
+    if (proc === undefined) return null;
+    proc.child.kill('SIGTERM');
+    return proc.exited;
   }
 
   async killWorker(id: string): Promise<void> {

@@ -36,3 +36,5 @@ export async function openTestDb(label: string): Promise<{ db: Db; cleanup: () =
     },
   };
 }
+
+export { openBenchDatabase, seedBenchRuns, sampleRuns, type BenchDatabase, type BenchDag, type BenchSeedOptions } from './runs/bench-seed.js';

@@ -11,6 +11,7 @@ import { Dispatcher } from './runs/dispatcher.js';
 import { LOCAL_WORKER_ID, LocalExecutor } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
 import { startRetention } from './runs/retention.js';
+import { SpecCache } from './runs/spec-cache.js';
 import { queueLimitFor } from './dispatch/placement.js';
 import { RemotePollers } from './dispatch/remote-pollers.js';
 import { ReportApplier } from './dispatch/report-applier.js';
@@ -73,6 +74,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const queueLimit = queueLimitFor(globalQueues, (name) => index.all().find((e) => e.name === name)?.result.dag?.maxActiveRuns);
   const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
   const registry = new WorkerRegistry(db);
+  const specs = new SpecCache(db);
   const executor = new LocalExecutor({
     db,
     logger,
@@ -81,6 +83,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     envPassthrough: config.envPassthrough,
     envPassthroughPrefixes: config.envPassthroughPrefixes,
     specOfDag,
+    specs,
     // Called only once runs exist, after the dispatcher below is constructed.
     onFinished: () => dispatcher.wake(),
   });
@@ -105,7 +108,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   });
   let grpc: GrpcServer | undefined;
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db), runs, wake: () => dispatcher.wake() });
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db), specs, runs, wake: () => dispatcher.wake() });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });

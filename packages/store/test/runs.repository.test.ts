@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
   failInterruptedRuns, getLatestRun, getLatestRuns, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
-  purgeHistory, replaceNodes, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
+  purgeHistory, writeSnapshot, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
   type Db, type NewRun,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -49,10 +49,15 @@ describe('runs repository', () => {
     assert.equal(stored?.workerId, 'local');
   });
 
-  test('nodes are replaced for the current attempt only; outputs round-trip', async () => {
+  test('snapshots write status and nodes for the current attempt only; outputs round-trip', async () => {
     const run = await insertRun(db, newRun());
-    assert.equal(await replaceNodes(db, run.id, 'a1', [{ kind: 'step', position: 0, stepName: 's', data: { status: 4 } }, { kind: 'handler', position: 0, stepName: 'onExit', data: { status: 4 } }]), true);
-    assert.equal(await replaceNodes(db, run.id, 'stale', []), false);
+    const expected = [run.status];
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected, next: RunStatus.Running, nodes: [{ kind: 'step', position: 0, stepName: 's', data: { status: 1 } }] }), true);
+    const nodes2 = [{ kind: 'step' as const, position: 0, stepName: 's', data: { status: 4 } }, { kind: 'handler' as const, position: 0, stepName: 'onExit', data: { status: 4 } }];
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, finishedAt: new Date(), nodes: nodes2 }), true);
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'stale', expected: [RunStatus.Success], next: RunStatus.Failed, nodes: [] }), false);
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Failed, nodes: [] }), false, 'a late report cannot move a finished run');
+    assert.equal((await getRun(db, run.dagName, run.dagRunId))?.status, RunStatus.Success);
     const nodes = await getNodes(db, run.id);
     assert.deepEqual(nodes.map((n) => [n.kind, n.stepName, n.data]), [['step', 's', { status: 4 }], ['handler', 'onExit', { status: 4 }]]);
     assert.equal(await setNodeData(db, run.id, 's', { status: 2 }), true);

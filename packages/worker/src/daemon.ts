@@ -5,6 +5,7 @@ import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grp
 import type { Logger } from './logging.js';
 import { Backoff, sleep } from './reporting/backoff.js';
 import { startAttempt, type RunningAttempt } from './tasks/task-runner.js';
+import { DagCache } from './tasks/dag-cache.js';
 
 export const WORKER_VERSION = '0.1.0';
 const POLL_WAIT_MS = 20_000;
@@ -27,6 +28,7 @@ export class WorkerDaemon {
   private readonly client: CoordinatorClient;
   private readonly running = new Map<string, RunningAttempt>();
   private readonly polls = new Set<PendingCall<unknown>>();
+  private readonly dags = new DagCache();
   private stopping = false;
   private busy = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -169,7 +171,7 @@ export class WorkerDaemon {
     }
     if (!accepted) return;
     const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
-    const attempt = startAttempt({ client: this.client, workerId: this.config.id, workDir: this.config.workDir, logger: this.logger }, task, () => this.stopping);
+    const attempt = startAttempt({ client: this.client, workerId: this.config.id, workDir: this.config.workDir, logger: this.logger, dags: this.dags }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.busy += 1;
     try {

@@ -13,6 +13,7 @@ import type { ReportApplier } from '../dispatch/report-applier.js';
 import type { WorkerRegistry } from '../dispatch/worker-registry.js';
 import { taskFor } from '../dispatch/task.js';
 import type { RunService } from '../runs/run-service.js';
+import type { SpecCache } from '../runs/spec-cache.js';
 import { GrpcStatusError } from './server.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -26,6 +27,7 @@ export interface WorkerServiceDeps {
   registry: WorkerRegistry;
   pollers: RemotePollers;
   applier: ReportApplier;
+  specs: SpecCache;
   runs: RunService;
   /** A run finished or a slot freed: admit more. */
   wake: () => void;
@@ -76,7 +78,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
         deps.wake();
         return {};
       }
-      return { task: await taskFor(deps.db, run) };
+      return { task: await taskFor(deps.specs, run) };
     },
 
     AckTask: async (request) => {

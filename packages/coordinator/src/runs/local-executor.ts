@@ -2,11 +2,12 @@ import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RunStatus, resolveStartParams, selectDag, type ResolvedParams } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest } from '@trellis/engine';
-import { getRun, getSpecYaml, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
+import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { runLogFile } from './log-paths.js';
+import type { SpecCache } from './spec-cache.js';
 
 export const LOCAL_WORKER_ID = 'local';
 
@@ -17,6 +18,7 @@ export interface LocalExecutorDeps {
   docsDir: string;
   envPassthrough: string[];
   envPassthroughPrefixes: string[];
+  specs: SpecCache;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
   /** A run finished: its slot is free. */
@@ -43,8 +45,8 @@ export class LocalExecutor {
 
   /** Starts an admitted run (status Running, worker local). */
   async start(run: RunRecord): Promise<void> {
-    const yaml = await getSpecYaml(this.deps.db, run.specHash);
-    const picked = yaml !== undefined ? selectDag(yaml, run.fileName || run.dagName, run.dagName) : { localDags: [], error: 'the recorded definition is missing' };
+    const yaml = await this.deps.specs.yaml(run.specHash);
+    const picked = (await this.deps.specs.select(run.specHash, run.fileName || run.dagName, run.dagName)) ?? { localDags: [], error: 'the recorded definition is missing' };
     if (picked.dag === undefined) {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;

@@ -1,6 +1,6 @@
 import { RunStatus, isTerminalRunStatus } from '@trellis/core';
 import type { RunSnapshot } from '@trellis/engine';
-import { replaceNodes, updateRunStatus, type Db, type NodeRow } from '@trellis/store';
+import { writeSnapshot, type Db, type NodeRow } from '@trellis/store';
 
 /**
  * Writes one engine snapshot (run status and nodes) of the current attempt. The status move is
@@ -8,19 +8,15 @@ import { replaceNodes, updateRunStatus, type Db, type NodeRow } from '@trellis/s
  */
 export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot): Promise<boolean> {
   const terminal = isTerminalRunStatus(snapshot.status);
-  const nodes: NodeRow[] = [
-    ...snapshot.nodes.map((data, position): NodeRow => ({ kind: 'step', position, stepName: data.step.name, data })),
-    ...Object.entries(snapshot.handlers).map(([kind, data], position): NodeRow => ({ kind: 'handler', position, stepName: kind, data })),
-  ];
-  return db.transaction(async (tx) => {
-    const moved = await updateRunStatus(tx, {
-      runId,
-      attemptId: snapshot.attemptId,
-      expected: [RunStatus.Running, RunStatus.Waiting],
-      next: snapshot.status === RunStatus.NotStarted ? RunStatus.Running : snapshot.status,
-      ...(terminal ? { finishedAt: snapshot.finishedAt !== '' ? new Date(snapshot.finishedAt) : new Date(), error: snapshot.error } : {}),
-    });
-    if (moved) await replaceNodes(tx, runId, snapshot.attemptId, nodes);
-    return moved;
+  return writeSnapshot(db, {
+    runId,
+    attemptId: snapshot.attemptId,
+    expected: [RunStatus.Running, RunStatus.Waiting],
+    next: snapshot.status === RunStatus.NotStarted ? RunStatus.Running : snapshot.status,
+    ...(terminal ? { finishedAt: snapshot.finishedAt !== '' ? new Date(snapshot.finishedAt) : new Date(), error: snapshot.error } : {}),
+    nodes: [
+      ...snapshot.nodes.map((data, position): NodeRow => ({ kind: 'step', position, stepName: data.step.name, data })),
+      ...Object.entries(snapshot.handlers).map(([kind, data], position): NodeRow => ({ kind: 'handler', position, stepName: kind, data })),
+    ],
   });
 }

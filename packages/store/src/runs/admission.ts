@@ -25,11 +25,15 @@ function targetFilter(target: AdmissionTarget): { sql: string; param: string } {
 /** Free slots of the queues that hold runs for this target, counted under each queue's lock. */
 async function freeSlots(q: Queryable, request: AdmissionRequest): Promise<Map<string, number>> {
   const filter = targetFilter(request.target);
-  const queued = await q.query<{ queue: string }>(`SELECT DISTINCT queue_name AS queue FROM runs WHERE status = 5 AND ${filter.sql}`, [filter.param]);
-  const queues = queued.map((r) => r.queue).sort();
+  // One statement finds the queues with work for this target and takes their locks, in name
+  // order, so two admitting coordinators cannot deadlock.
+  const locked = await q.query<{ queue: string }>(
+    `SELECT queue, pg_advisory_xact_lock(hashtext('trellis.queue.' || queue)) IS NULL AS locked
+     FROM (SELECT DISTINCT queue_name AS queue FROM runs WHERE status = 5 AND ${filter.sql}) AS waiting ORDER BY queue`,
+    [filter.param],
+  );
+  const queues = locked.map((r) => r.queue);
   if (queues.length === 0) return new Map();
-  // One statement takes every lock, in name order, so two admitting coordinators cannot deadlock.
-  await q.query("SELECT pg_advisory_xact_lock(hashtext('trellis.queue.' || name)) FROM unnest($1::text[]) AS name ORDER BY name", [queues]);
   const running = await q.query<{ queue: string; n: number }>(
     'SELECT queue_name AS queue, count(*)::int AS n FROM runs WHERE status IN (1, 7) AND queue_name = ANY($1::text[]) GROUP BY queue_name',
     [queues],
@@ -56,21 +60,19 @@ export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): 
   const free = await freeSlots(q, request);
   if (free.size === 0) return [];
   const filter = targetFilter(request.target);
-  const candidates = await q.query<{ id: number }>(
-    `SELECT id FROM runs WHERE id IN (
-       SELECT s.id FROM (
-         SELECT id, queue_name, row_number() OVER (PARTITION BY queue_name ORDER BY created_at, id) AS rn
-         FROM runs WHERE status = 5 AND ${filter.sql} AND queue_name = ANY($2::text[])
-       ) s JOIN unnest($2::text[], $3::int[]) AS f(queue, slots) ON f.queue = s.queue_name WHERE s.rn <= f.slots)
-     ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED`,
-    [filter.param, [...free.keys()], [...free.values()], request.batch],
-  );
-  if (candidates.length === 0) return [];
+  // Counts above were taken under the locks; candidates are claimed and moved in one statement.
   return q.query<RunRecord>(
-    `UPDATE runs SET status = 1, started_at = now(), worker_id = $2, updated_at = now(), dispatched_at = now(),
+    `UPDATE runs SET status = 1, started_at = now(), worker_id = $5, updated_at = now(), dispatched_at = now(),
        acked_at = CASE WHEN dispatch_target = 'local' THEN now() END
-     WHERE id = ANY($1::bigint[]) AND status = 5 RETURNING ${RUN_COLUMNS}`,
-    [candidates.map((r) => r.id), request.workerId],
+     WHERE id IN (
+       SELECT id FROM runs WHERE id IN (
+         SELECT s.id FROM (
+           SELECT id, queue_name, row_number() OVER (PARTITION BY queue_name ORDER BY created_at, id) AS rn
+           FROM runs WHERE status = 5 AND ${filter.sql} AND queue_name = ANY($2::text[])
+         ) s JOIN unnest($2::text[], $3::int[]) AS f(queue, slots) ON f.queue = s.queue_name WHERE s.rn <= f.slots)
+       ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
+     AND status = 5 RETURNING ${RUN_COLUMNS}`,
+    [filter.param, [...free.keys()], [...free.values()], request.batch, request.workerId],
   );
 }
 

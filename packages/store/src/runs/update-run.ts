@@ -36,19 +36,40 @@ export interface NodeRow {
   data: unknown;
 }
 
-/** Replaces the nodes of a run's current attempt; rows for a stale attempt are ignored. */
-export async function replaceNodes(q: Queryable, runId: number, attemptId: string, nodes: NodeRow[]): Promise<boolean> {
-  const [current] = await q.query<{ id: number }>('SELECT id FROM runs WHERE id = $1 AND attempt_id = $2 FOR UPDATE', [runId, attemptId]);
-  if (current === undefined) return false;
-  await q.query('DELETE FROM run_nodes WHERE run_id = $1', [runId]);
-  if (nodes.length > 0) {
-    await q.query(
-      `INSERT INTO run_nodes (run_id, kind, position, step_name, data)
-       SELECT $1, kind, position, step_name, data FROM unnest($2::text[], $3::int[], $4::text[], $5::jsonb[]) AS t(kind, position, step_name, data)`,
-      [runId, nodes.map((n) => n.kind), nodes.map((n) => n.position), nodes.map((n) => n.stepName), nodes.map((n) => JSON.stringify(n.data))],
-    );
-  }
-  return true;
+export interface SnapshotWrite {
+  runId: number;
+  attemptId: string;
+  /** The move happens only from one of these statuses (compare-and-swap). */
+  expected: RunStatus[];
+  next: RunStatus;
+  finishedAt?: Date;
+  error?: string;
+  nodes: NodeRow[];
+}
+
+/**
+ * One engine snapshot in one statement: the status compare-and-swap and, only if it moved,
+ * the nodes upserted by position (positions are stable within an attempt; a new attempt
+ * starts with none). Returns whether the run moved; a stale or late report writes nothing.
+ */
+export async function writeSnapshot(q: Queryable, write: SnapshotWrite): Promise<boolean> {
+  const rows = await q.query<{ n: number }>(
+    `WITH moved AS (
+       UPDATE runs SET status = $4, finished_at = COALESCE($5, finished_at), error = COALESCE($6, error), updated_at = now()
+       WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[]) RETURNING id
+     ), nodes AS (
+       INSERT INTO run_nodes (run_id, kind, position, step_name, data)
+       SELECT moved.id, t.kind, t.position, t.step_name, t.data
+       FROM moved, unnest($7::text[], $8::int[], $9::text[], $10::jsonb[]) AS t(kind, position, step_name, data)
+       ON CONFLICT (run_id, kind, position) DO UPDATE SET step_name = EXCLUDED.step_name, data = EXCLUDED.data
+     )
+     SELECT count(*)::int AS n FROM moved`,
+    [
+      write.runId, write.attemptId, write.expected, write.next, write.finishedAt ?? null, write.error ?? null,
+      write.nodes.map((n) => n.kind), write.nodes.map((n) => n.position), write.nodes.map((n) => n.stepName), write.nodes.map((n) => JSON.stringify(n.data)),
+    ],
+  );
+  return rows[0]?.n === 1;
 }
 
 export async function getNodes(q: Queryable, runId: number): Promise<NodeRow[]> {

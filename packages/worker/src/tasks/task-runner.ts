@@ -1,11 +1,12 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RunStatus, runStatusLabel, selectDag, type ResolvedParams, type Task } from '@trellis/core';
+import { RunStatus, runStatusLabel, type ResolvedParams, type Task } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import type { CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
 import { Backoff, sleep } from '../reporting/backoff.js';
+import type { DagCache } from './dag-cache.js';
 
 const WAIT_RUN_MS = 20_000;
 
@@ -14,6 +15,7 @@ export interface TaskContext {
   workerId: string;
   workDir: string;
   logger: Logger;
+  dags: DagCache;
 }
 
 /** One attempt running here: what heartbeats report and cancellations stop. */
@@ -83,7 +85,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
   const log = ctx.logger.child({ dagName: task.ref.dagName, dagRunId: task.ref.dagRunId, attemptId: task.ref.attemptId });
   const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), done: Promise.resolve() };
   const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());
-  const picked = selectDag(task.specYaml, task.fileName || task.ref.dagName, task.ref.dagName);
+  const picked = ctx.dags.select(task.specYaml, task.fileName || task.ref.dagName, task.ref.dagName);
   if (picked.dag === undefined) {
     log.error('task definition is invalid', { error: picked.error });
     attempt.done = failUnstarted(reports, task, picked.error ?? 'no DAG to run');

@@ -1,0 +1,57 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStatus } from '@trellis/core';
+import { admitQueuedRuns, insertRun, queueCounts, type Db } from '@trellis/store';
+import { openTestDb } from '@trellis/store/testing';
+
+let db: Db;
+let other: Db;
+let cleanup: () => Promise<void>;
+
+before(async () => {
+  const opened = await openTestDb('admission_concurrency');
+  db = opened.db;
+  cleanup = opened.cleanup;
+  // On PostgreSQL a second pool is a second coordinator; PGlite has one session, so the same handle.
+  other = opened.second !== undefined ? await opened.second() : db;
+});
+after(async () => cleanup());
+
+async function enqueue(queueName: string, count: number, selector: Record<string, string> = {}, prefix = queueName): Promise<void> {
+  for (let i = 0; i < count; i += 1) {
+    await insertRun(db, {
+      dagName: prefix, dagRunId: `${prefix}-${i}`, fileName: prefix, attemptId: `a${i}`, status: RunStatus.Queued, params: '[]', queueName,
+      logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', noReuse: false, dispatchTarget: Object.keys(selector).length > 0 ? 'remote' : 'local', workerSelector: selector,
+    });
+  }
+}
+
+describe('admission under contention', () => {
+  test('two coordinators admitting at once never exceed a queue limit nor admit a run twice', async () => {
+    await enqueue('shared', 60);
+    const admittedIds: number[] = [];
+    const admitter = (handle: Db, workerId: string) => async () => {
+      for (let round = 0; round < 15; round += 1) {
+        const admitted = await handle.transaction((tx) => admitQueuedRuns(tx, { limits: new Map([['shared', 5]]), defaultLimit: () => 1, workerId, target: { kind: 'local' }, batch: 4 }));
+        admittedIds.push(...admitted.map((r) => r.id));
+        const running = (await queueCounts(db)).get('shared')?.running ?? 0;
+        assert.ok(running <= 5, `running ${running} of 5`);
+      }
+    };
+    await Promise.all([admitter(db, 'c1')(), admitter(other, 'c2')(), admitter(db, 'c3')()]);
+    assert.equal(new Set(admittedIds).size, admittedIds.length, 'no run admitted twice');
+    assert.equal(admittedIds.length, 5);
+  });
+
+  test('remote admission takes only runs whose selector the worker labels contain, and a full queue does not starve another', async () => {
+    await enqueue('full', 3, { pool: 'a' });
+    await enqueue('gpu-q', 2, { gpu: 'true' });
+    await enqueue('open', 2, { pool: 'a' }, 'later');
+    const target = { kind: 'remote' as const, labels: { pool: 'a', zone: 'eu' } };
+    const admit = () => db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: () => 1, workerId: 'w', target, batch: 10 }));
+    const first = await admit();
+    assert.deepEqual(first.map((r) => r.dagRunId).sort(), ['full-0', 'later-0']);
+    assert.ok(first.every((r) => r.ackedAt === null && r.dispatchTarget === 'remote'));
+    assert.deepEqual(await admit(), [], 'both queues are at their limit of one');
+  });
+});

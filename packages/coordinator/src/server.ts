@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, releaseLease, type Db } from '@trellis/store';
@@ -75,6 +76,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
+  const instanceId = randomUUID();
   const executor = new LocalExecutor({
     db,
     logger,
@@ -104,6 +106,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     globalQueues,
     defaultExecutionMode: config.defaultExecutionMode,
     conditions: { db, registry, queueLimit, grpcRunning: grpcWanted },
+    instanceId,
     specOfDag,
   });
   let grpc: GrpcServer | undefined;
@@ -114,7 +117,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
   }
   const stopMonitor = startWorkerMonitor({ db, logger, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
-  const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, () => dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
+  const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt: new Date() }),
     ...dagRoutes({ db, runs, files, index, timezone: config.timezone }),

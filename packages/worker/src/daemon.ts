@@ -174,11 +174,12 @@ export class WorkerDaemon {
     const attempt = startAttempt({ client: this.client, workerId: this.config.id, workDir: this.config.workDir, logger: this.logger, dags: this.dags }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.busy += 1;
+    // The slot frees when the engine ends; the attempt stays listed until its reports are delivered.
+    void attempt.done.finally(() => this.running.delete(key));
     try {
-      await attempt.done;
+      await attempt.ended;
     } finally {
       this.busy -= 1;
-      this.running.delete(key);
     }
   }
 

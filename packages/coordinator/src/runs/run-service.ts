@@ -36,6 +36,8 @@ export interface RunServiceDeps {
   globalQueues: Map<string, number>;
   defaultExecutionMode: ExecutionMode;
   conditions: ConditionDeps;
+  /** This coordinator process, as its dispatch notifications name it. */
+  instanceId: string;
   /** The YAML of a stored DAG by name (sub-DAG runs that workers start). */
   specOfDag: (name: string) => string | undefined;
 }
@@ -188,7 +190,7 @@ export class RunService {
   /** This coordinator's dispatcher at once; the others on the database through NOTIFY. */
   private async wakeDispatchers(): Promise<void> {
     this.deps.dispatcher.wake();
-    if (this.deps.db.capabilities.crossProcessNotify) await notifyDispatch(this.deps.db);
+    if (this.deps.db.capabilities.crossProcessNotify) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }
 
   private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {

@@ -70,19 +70,19 @@ const RELISTEN_MS = 1000;
  * A dedicated connection (LISTEN holds its session). When it drops, it reconnects after a
  * pause and reports one notification, since any sent in between were lost.
  */
-async function listenOn(options: PgOptions, channel: string, onNotify: () => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
+async function listenOn(options: PgOptions, channel: string, onNotify: (payload: string) => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: options.connectionString });
     next.on('notification', (message) => {
-      if (message.channel === channel) onNotify();
+      if (message.channel === channel) onNotify(message.payload ?? '');
     });
     next.on('error', (error) => {
       onError(error);
       void next.end().catch(() => undefined);
-      if (!stopped) retry = setTimeout(() => void connect().then(onNotify, onError), RELISTEN_MS);
+      if (!stopped) retry = setTimeout(() => void connect().then(() => onNotify(''), onError), RELISTEN_MS);
     });
     await next.connect();
     await next.query(`LISTEN ${quoteIdent(channel)}`);

@@ -32,6 +32,6 @@ export interface Db extends Queryable {
    * Calls `onNotify` for every NOTIFY on `channel` from any process; absent where
    * notifications cannot cross processes (PGlite). Resolves to the function that stops it.
    */
-  listen?(channel: string, onNotify: () => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
+  listen?(channel: string, onNotify: (payload: string) => void, onError: (error: Error) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }

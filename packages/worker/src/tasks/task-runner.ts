@@ -24,6 +24,9 @@ export interface RunningAttempt {
   startedAt: string;
   handle?: RunHandle;
   stop(): void;
+  /** The engine finished: the slot is free, though reports may still be on their way. */
+  ended: Promise<void>;
+  /** Everything is over: the coordinator holds every report and the files are gone. */
   done: Promise<void>;
 }
 
@@ -83,12 +86,13 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
 export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boolean): RunningAttempt {
   const attemptDir = join(ctx.workDir, 'runs', task.ref.dagName, task.ref.dagRunId, task.ref.attemptId);
   const log = ctx.logger.child({ dagName: task.ref.dagName, dagRunId: task.ref.dagRunId, attemptId: task.ref.attemptId });
-  const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), done: Promise.resolve() };
+  const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), ended: Promise.resolve(), done: Promise.resolve() };
   const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());
   const picked = ctx.dags.select(task.specYaml, task.fileName || task.ref.dagName, task.ref.dagName);
   if (picked.dag === undefined) {
     log.error('task definition is invalid', { error: picked.error });
     attempt.done = failUnstarted(reports, task, picked.error ?? 'no DAG to run');
+    attempt.ended = attempt.done;
     return attempt;
   }
   const handle = runDag({
@@ -110,14 +114,12 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
   });
   attempt.handle = handle;
   log.info('run started');
-  attempt.done = handle.done
-    .then(async (result) => {
-      log.info('run finished', { status: result.snapshot.statusLabel });
-      await reports.settled();
-    })
-    .catch((error: unknown) => {
-      log.error('run crashed in the engine', { error });
-    })
+  attempt.ended = handle.done.then(
+    (result) => log.info('run finished', { status: result.snapshot.statusLabel }),
+    (error: unknown) => log.error('run crashed in the engine', { error }),
+  ).then(() => undefined);
+  attempt.done = attempt.ended
+    .then(() => reports.settled())
     .finally(() => rm(attemptDir, { recursive: true, force: true }).catch(() => undefined));
   return attempt;
 }

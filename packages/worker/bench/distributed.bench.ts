@@ -1,0 +1,102 @@
+// Distributed throughput and latency: a coordinator process on PostgreSQL and one worker
+// process, against Dagu 1.30.2 measured in the same run (installed on demand, loopback only).
+//   npm run bench -w packages/worker
+import { Cluster } from '../../../test-e2e/support/cluster.js';
+import { measureDagu } from './dagu.js';
+
+const ROUNDS = 3;
+const RUNS_PER_ROUND = 300;
+const LATENCY_SAMPLES = 100;
+const POLLERS = 8;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+async function terminalCount(cluster: Cluster, dagName: string): Promise<number> {
+  const [row] = await cluster.sql<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE dag_name = $1 AND status IN (2, 3, 4, 6, 8)', [dagName]);
+  return row?.n ?? 0;
+}
+
+async function waitForTerminal(cluster: Cluster, dagName: string, count: number): Promise<void> {
+  while ((await terminalCount(cluster, dagName)) < count) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** N one-step runs enqueued through the API as fast as it takes them; completions per second. */
+async function throughput(cluster: Cluster, round: number): Promise<number> {
+  const started = performance.now();
+  const inFlight = 16;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < RUNS_PER_ROUND) {
+        const id = `t${round}-${next++}`;
+        const { status } = await cluster.call('POST', '/dags/one/enqueue', { dagRunId: id });
+        if (status !== 200) throw new Error(`enqueue answered ${status}`);
+      }
+    }),
+  );
+  await waitForTerminal(cluster, 'one', (round + 1) * RUNS_PER_ROUND);
+  return RUNS_PER_ROUND / ((performance.now() - started) / 1000);
+}
+
+/** Enqueue (queued_at) to the step's start on the worker, one run at a time on an idle cluster. */
+async function latency(cluster: Cluster): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < LATENCY_SAMPLES; i += 1) {
+    const id = `l${i}`;
+    await cluster.call('POST', '/dags/single/enqueue', { dagRunId: id });
+    await waitForTerminal(cluster, 'single', i + 1);
+    const [row] = await cluster.sql<{ ms: number }>(
+      `SELECT extract(epoch FROM ((n.data->>'startedAt')::timestamptz - r.queued_at)) * 1000 AS ms
+       FROM runs r JOIN run_nodes n ON n.run_id = r.id AND n.kind = 'step' WHERE r.dag_name = 'single' AND r.dag_run_id = $1`,
+      [id],
+    );
+    samples.push(Number(row?.ms ?? Number.NaN));
+  }
+  return samples;
+}
+
+async function benchTrellis(): Promise<{ runsPerSec: number[]; latencies: number[] }> {
+  const cluster = new Cluster({
+    dags: {
+      one: 'queue: bench\nworker_selector:\n  pool: bench\nsteps:\n  - name: s\n    command: "true"\n',
+      single: 'worker_selector:\n  pool: bench\nsteps:\n  - name: s\n    command: "true"\n',
+    },
+    config: 'logLevel: warn\nqueues:\n  - name: bench\n    maxConcurrency: 64\n',
+  });
+  await cluster.start();
+  try {
+    cluster.startWorker('bench-worker', 'pool=bench', { pollers: POLLERS });
+    await cluster.workerReady('bench-worker');
+    const runsPerSec: number[] = [];
+    for (let round = 0; round < ROUNDS; round += 1) {
+      runsPerSec.push(await throughput(cluster, round));
+      console.log(`  trellis round ${round + 1}: ${runsPerSec.at(-1)?.toFixed(1)} runs/s (${RUNS_PER_ROUND} one-step runs, coordinator -> 1 worker, ${POLLERS} pollers)`);
+    }
+    const latencies = await latency(cluster);
+    return { runsPerSec, latencies };
+  } finally {
+    await cluster.stop();
+  }
+}
+
+const trellis = await benchTrellis();
+const trellisRate = median(trellis.runsPerSec);
+console.log(`trellis: ${trellisRate.toFixed(1)} runs/s median of ${ROUNDS} rounds (coordinator on PostgreSQL -> 1 worker process)`);
+console.log(`trellis: enqueue-to-step-start p50 ${percentile(trellis.latencies, 50).toFixed(1)} ms, p99 ${percentile(trellis.latencies, 99).toFixed(1)} ms (${LATENCY_SAMPLES} sequential runs); target p50 < 10 ms`);
+
+const dagu = await measureDagu({ runs: 120, log: (line) => console.log(`  dagu: ${line}`) });
+for (const note of dagu.notes) console.log(`  dagu note: ${note}`);
+console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker` +
+  (dagu.enqueueToStartP50Ms !== undefined ? `, enqueue-to-start p50 ${dagu.enqueueToStartP50Ms.toFixed(0)} ms, p99 ${(dagu.enqueueToStartP99Ms ?? 0).toFixed(0)} ms` : ''));
+if (dagu.workerRunsPerSec > 0) {
+  const ratio = trellisRate / dagu.workerRunsPerSec;
+  console.log(`ratio: trellis/dagu through a worker = ${ratio.toFixed(1)}x (target at least 10x) ${ratio >= 10 ? 'PASS' : 'MISS'}`);
+}

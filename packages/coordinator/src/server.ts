@@ -22,6 +22,10 @@ import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { workerHandlers } from './grpc/worker-service.js';
 import { workerRoutes } from './api/workers.routes.js';
 import { queueRoutes } from './api/queues.routes.js';
+import { schedulerRoutes } from './api/scheduler.routes.js';
+import { Scheduler } from './scheduler/scheduler.js';
+import { SchedulerLeadership } from './scheduler/leadership.js';
+import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
@@ -35,6 +39,7 @@ export interface Coordinator {
   db: Db;
   /** Where workers connect (host:port), when the gRPC server runs. */
   grpcAddress?: string;
+  scheduler: Scheduler;
   /** Stops accepting requests, stops local runs cleanly, closes the database. */
   close(): Promise<void>;
 }
@@ -43,6 +48,8 @@ export interface StartOptions {
   watch?: boolean;
   /** An already-open database (tests); default: opened from the configuration. */
   db?: Db;
+  /** The scheduler's clock (tests drive ticks by hand); default: real time, or the configured test speed-up. */
+  schedulerClock?: SchedulerClock;
 }
 
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
@@ -116,11 +123,15 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
   }
+  const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
+  const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
+  const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
   const stopMonitor = startWorkerMonitor({ db, logger, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt: new Date() }),
-    ...dagRoutes({ db, runs, files, index, timezone: config.timezone }),
+    ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
+    ...schedulerRoutes({ db }),
     ...runRoutes({ db, index, runs, executor }),
     ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
     ...queueRoutes({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) }),
@@ -132,6 +143,10 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     listening.once('error', reject);
   });
   dispatcher.start();
+  if (config.schedulerEnabled) {
+    await leadership.start();
+    await scheduler.start();
+  }
   const stopRetention = startRetention({
     db,
     logger,
@@ -146,12 +161,15 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     index,
     db,
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
+    scheduler,
     close: async () => {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       index.stop();
       stopRetention();
       stopMonitor();
+      scheduler.stop();
+      await leadership.stop();
       await unlisten?.();
       await dispatcher.stop();
       await remote.stop();

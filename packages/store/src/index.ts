@@ -15,3 +15,8 @@ export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, type WorkerRe
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
 export { queueItems } from './runs/queue-items.js';
 export { notifyDispatch, DISPATCH_CHANNEL } from './dispatch/notify.js';
+export { acquireSchedulerLease, holdsSchedulerLease, releaseSchedulerLease } from './scheduler/lease.js';
+export {
+  getSchedulerState, lockSchedulerState, setLastTick, setSchedulerPaused, consumeOneOff, consumedOneOffs, succeededSince, abortQueuedScheduledRuns, activeRunsOf,
+  type SchedulerState,
+} from './scheduler/state.js';

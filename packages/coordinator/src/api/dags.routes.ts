@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   isValidDagFileName,
   loadDag,
-  nextStartRun,
   toDagDetail,
   toDagListItemDag,
   type DagListItemPayload,
@@ -22,9 +21,8 @@ export interface DagRoutesDeps {
   runs: RunService;
   files: DagFiles;
   index: DagIndex;
-  /** IANA zone for schedules without CRON_TZ. */
-  timezone: string;
-  now?: () => Date;
+  /** The scheduler's view: next runs (pending one-offs included, suspended DAGs none) and suspension changes. */
+  schedule: { nextRun(entry: IndexedDag): string; setSuspended(name: string, suspended: boolean): void };
 }
 
 const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
@@ -37,9 +35,7 @@ function emptyListItem(fileName: string): DagListItemPayload {
 }
 
 function nextRunOf(entry: IndexedDag, deps: DagRoutesDeps): string {
-  const dag = entry.result.dag;
-  if (dag === undefined) return '';
-  return nextStartRun(dag.schedule, (deps.now ?? (() => new Date()))(), deps.timezone)?.toISOString() ?? '';
+  return deps.schedule.nextRun(entry);
 }
 
 function listItem(entry: IndexedDag, deps: DagRoutesDeps, latest?: RunRecord, suspended = false) {
@@ -358,6 +354,7 @@ function suspendDag(deps: DagRoutesDeps): AnyRoute {
     handler: async ({ params, body }) => {
       const entry = requireDag(deps, params.fileName);
       await setSuspended(deps.db, entry.name, body.suspend);
+      deps.schedule.setSuspended(entry.name, body.suspend);
       return { suspended: body.suspend };
     },
   });

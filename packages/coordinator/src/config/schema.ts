@@ -53,6 +53,13 @@ export const serverConfigSchema = z.strictObject({
   workerHeartbeatTimeoutSec: positiveInt.default(15),
   /** A run handed to a worker goes back to the queue when the worker does not confirm it this soon. */
   workerAckTimeoutSec: positiveInt.default(10),
+  /** Run the scheduler (one leader among the coordinators on a database). */
+  schedulerEnabled: z.boolean().default(true),
+  /** The scheduler lease's lifetime: a standby takes over this long after a leader dies. */
+  schedulerLeaseTtlMs: z.number().int().min(500).default(5000),
+  /** Test clusters only: the scheduler's clock runs this many times faster than real time from the anchor. */
+  schedulerClockSpeed: z.number().min(1).max(3600).default(1),
+  schedulerClockAnchor: z.iso.datetime({ offset: true }).optional(),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   logFormat: z.enum(['json', 'text']).default('json'),
 });
@@ -86,6 +93,7 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_GRPC_TLS_CLIENT_CA: { key: 'grpcTlsClientCa', kind: 'string' },
   SVC_WORKER_HEARTBEAT_TIMEOUT_SEC: { key: 'workerHeartbeatTimeoutSec', kind: 'int' },
   SVC_WORKER_ACK_TIMEOUT_SEC: { key: 'workerAckTimeoutSec', kind: 'int' },
+  SVC_SCHEDULER_LEASE_TTL_MS: { key: 'schedulerLeaseTtlMs', kind: 'int' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
 };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, type Dag } from '@trellis/core';
 import {
   countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry, RunExistsError,
-  type Db, type RunRecord,
+  type Db, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
 import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '../errors/api-errors.js';
@@ -24,6 +24,8 @@ export interface StartRequest {
   queue?: string;
   noReuse?: boolean;
   trigger: string;
+  /** The runtime profile a schedule entry named (recorded; honoured once profiles exist). */
+  profileName?: string;
   /** Refuse when the DAG has active runs: with this error. */
   singleton?: 'already_running' | 'max_run_reached';
 }
@@ -46,7 +48,12 @@ export interface RunServiceDeps {
 export class RunService {
   constructor(private readonly deps: RunServiceDeps) {}
 
-  async enqueue(request: StartRequest): Promise<RunRecord> {
+  /**
+   * Queues a run. Inside a caller's transaction (`tx`, the scheduler's tick) it writes there and
+   * leaves waking the dispatchers to the caller, after commit.
+   */
+  async enqueue(request: StartRequest, tx?: Queryable): Promise<RunRecord> {
+    const q = tx ?? this.deps.db;
     const params = resolveStartParams(request.dag.params, request.params);
     if (!params.ok) throw new BadRequestError(`invalid params: ${params.errors.join('; ')}`, { errors: params.errors });
     const dagName = request.dagName ?? request.dag.name;
@@ -59,12 +66,12 @@ export class RunService {
     if ((request.queue !== undefined || request.dag.queue !== undefined) && !this.deps.globalQueues.has(queueName)) {
       throw new BadRequestError(`unknown queue "${queueName}" (configured: ${[...this.deps.globalQueues.keys()].join(', ') || 'none'})`);
     }
-    if (request.singleton !== undefined && (await countActiveRuns(this.deps.db, dagName)) > 0) {
+    if (request.singleton !== undefined && (await countActiveRuns(q, dagName)) > 0) {
       if (request.singleton === 'already_running') throw new AlreadyRunningConflictError(`${dagName} is already running`, { dagName });
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
     try {
-      const run = await insertRun(this.deps.db, {
+      const run = await insertRun(q, {
         ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
         dagName,
         dagRunId,
@@ -78,8 +85,9 @@ export class RunService {
         labels: request.dag.labels,
         trigger: request.trigger,
         noReuse: request.noReuse ?? false,
+        ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
       });
-      await this.wakeDispatchers();
+      if (tx === undefined) await this.wakeDispatchers();
       return run;
     } catch (error) {
       if (error instanceof RunExistsError) throw new AlreadyExistsError(`DAG run ${dagRunId} already exists`, { dagRunId });
@@ -188,7 +196,7 @@ export class RunService {
   }
 
   /** This coordinator's dispatcher at once; the others on the database through NOTIFY. */
-  private async wakeDispatchers(): Promise<void> {
+  async wakeDispatchers(): Promise<void> {
     this.deps.dispatcher.wake();
     if (this.deps.db.capabilities.crossProcessNotify) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
-import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type RawServerConfig } from '@trellis/coordinator';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type RawServerConfig, type StartOptions } from '@trellis/coordinator';
 
 export interface TestCoordinator {
   coordinator: Coordinator;
@@ -12,13 +12,13 @@ export interface TestCoordinator {
 }
 
 /** A coordinator on a fresh database (PGlite, or a schema of TRELLIS_TEST_DATABASE_URL) with the given DAG files. */
-export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}): Promise<TestCoordinator> {
+export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}, options: Pick<StartOptions, 'schedulerClock'> = {}): Promise<TestCoordinator> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-coord-'));
   mkdirSync(join(dir, 'dags'));
   for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
   const { db, cleanup } = await openTestDb(label);
   const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', ...overrides } });
-  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db });
+  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db, ...options });
   return {
     coordinator,
     dir,

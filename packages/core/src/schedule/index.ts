@@ -4,5 +4,5 @@
  */
 export { canonicalCron, isValidTimeZone } from './cron.js';
 export { parseScheduleField } from './parse.js';
-export { MAX_DUE_TIMES, dueTimes, nextRunTimes, nextStartRun } from './next-runs.js';
+export { MAX_DUE_TIMES, dueTimes, nextRunTimes, nextStartRun, previousRunTime } from './next-runs.js';
 export { scheduleEntryPayload } from './payload.js';

@@ -54,3 +54,13 @@ export function dueTimes(entry: ScheduleEntry, afterExclusive: Date, untilInclus
   }
   return out;
 }
+
+/** The latest run time of a cron entry strictly before `before` (a one-off: its time, if earlier). */
+export function previousRunTime(entry: ScheduleEntry, before: Date, defaultTimezone?: string): Date | undefined {
+  if (entry.kind === 'at') {
+    const at = new Date(entry.at);
+    return at.getTime() < before.getTime() ? at : undefined;
+  }
+  const [previous] = compileCron(entry.expression, entry.timezone ?? defaultTimezone).previousRuns(1, before);
+  return previous !== undefined && previous.getTime() < before.getTime() ? previous : undefined;
+}

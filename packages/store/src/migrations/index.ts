@@ -3,6 +3,7 @@ import type { Db } from '../db/types.js';
 import { sql as runs } from './0001_runs.js';
 import { sql as dagState } from './0002_dag_state.js';
 import { sql as dispatch } from './0003_dispatch.js';
+import { sql as scheduler } from './0004_scheduler.js';
 
 interface Migration {
   version: number;
@@ -15,6 +16,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 1, name: '0001_runs', sql: runs },
   { version: 2, name: '0002_dag_state', sql: dagState },
   { version: 3, name: '0003_dispatch', sql: dispatch },
+  { version: 4, name: '0004_scheduler', sql: scheduler },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { getSchedulerState, setSchedulerPaused, type Db, type SchedulerState } from '@trellis/store';
+import { defineRoute, type AnyRoute } from '../http/routes.js';
+
+export interface SchedulerRoutesDeps {
+  db: Db;
+}
+
+/** The contract's pause body: pausedAt and pausedBy only while paused, reason only when given. */
+function pauseBody(state: SchedulerState) {
+  if (!state.paused) return { paused: false };
+  return {
+    paused: true,
+    ...(state.pausedAt !== null ? { pausedAt: state.pausedAt.toISOString() } : {}),
+    ...(state.pausedBy !== '' ? { pausedBy: state.pausedBy } : {}),
+    ...(state.reason !== '' ? { reason: state.reason } : {}),
+  };
+}
+
+const pauseRequest = z.strictObject({
+  paused: z.boolean({ error: 'paused (boolean) is required' }),
+  reason: z.string().max(512, 'reason must be at most 512 characters').optional(),
+});
+
+export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/services/scheduler/pause',
+      operationId: 'getSchedulerPause',
+      summary: 'Whether the scheduler is paused, since when, by whom and why',
+      tag: 'system',
+      handler: async () => pauseBody(await getSchedulerState(deps.db)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/services/scheduler/pause',
+      operationId: 'setSchedulerPause',
+      summary: 'Pause or resume the scheduler: while paused, queued scheduled runs are aborted and missed runs are discarded; manual, webhook and sub-DAG runs still work',
+      tag: 'system',
+      body: pauseRequest,
+      errors: [400],
+      // Users arrive with authentication; until then the actor is recorded as anonymous.
+      handler: async ({ body }) => pauseBody(await deps.db.transaction((tx) => setSchedulerPaused(tx, body.paused, 'anonymous', body.reason ?? ''))),
+    }),
+  ];
+}

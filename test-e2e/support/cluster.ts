@@ -49,7 +49,7 @@ function startProcess(args: string[], cwd: string): Proc {
   return { child, output: () => out, exited };
 }
 
-async function stopProcess(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+export async function stopProcess(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
   if (proc.child.exitCode !== null || proc.child.signalCode !== null) return;
   proc.child.kill(signal);
   const timer = setTimeout(() => proc.child.kill('SIGKILL'), 15_000);
@@ -104,14 +104,20 @@ export class Cluster {
   }
 
   async startCoordinator(): Promise<void> {
-    this.coordinator = startProcess(
+    this.coordinator = await this.startCoordinatorProcess(this.httpPort, this.grpcPort);
+  }
+
+  /** One more coordinator process on the same database (ports of its own); the caller stops it. */
+  async startCoordinatorProcess(httpPort: number, grpcPort: number): Promise<Proc> {
+    const proc = startProcess(
       [
-        'server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(this.httpPort), '--grpc-port', String(this.grpcPort),
+        'server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(httpPort), '--grpc-port', String(grpcPort),
         '--worker-token', this.token, '--database-url', this.databaseUrl, ...(this.options.serverArgs ?? []),
       ],
       this.dir,
     );
-    await waitFor('the coordinator to answer', async () => ((await fetch(`${this.api}/health`)).ok ? true : undefined), 30_000);
+    await waitFor('the coordinator to answer', async () => ((await fetch(`http://127.0.0.1:${httpPort}/api/v1/health`)).ok ? true : undefined), 30_000);
+    return proc;
   }
 
   startWorker(id: string, labels: string, options: { token?: string; pollers?: number; args?: string[] } = {}): Proc {

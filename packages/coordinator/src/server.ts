@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, releaseLease, type Db } from '@trellis/store';
@@ -9,7 +10,7 @@ import { dagRoutes } from './api/dags.routes.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
 import { Dispatcher } from './runs/dispatcher.js';
-import { LOCAL_WORKER_ID, LocalExecutor } from './runs/local-executor.js';
+import { LocalExecutor, localWorkerId } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
 import { startRetention } from './runs/retention.js';
 import { SpecCache } from './runs/spec-cache.js';
@@ -73,7 +74,8 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
       ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir }),
       onPoolError: (error) => logger.error('database connection error', { error }),
     }));
-  const interrupted = await failInterruptedRuns(db, LOCAL_WORKER_ID, INTERRUPTED);
+  const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
+  const interrupted = await failInterruptedRuns(db, localId, INTERRUPTED);
   if (interrupted.length > 0) logger.warn('failed runs cut off by the previous shutdown', { count: interrupted.length });
   const files = new DagFiles(config.dagsDir);
   const index = new DagIndex(files, logger, config.baseConfig);
@@ -93,6 +95,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     envPassthroughPrefixes: config.envPassthroughPrefixes,
     specOfDag,
     specs,
+    workerId: localId,
     // Called only once runs exist, after the dispatcher below is constructed.
     onFinished: () => dispatcher.wake(),
   });
@@ -103,7 +106,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     queueLimit,
     release: (run) => releaseLease(db, run.id, run.attemptId),
   });
-  const dispatcher = new Dispatcher({ db, executor, logger, limits: globalQueues, queueLimit, remote });
+  const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: globalQueues, queueLimit, remote });
   const grpcWanted = config.grpcPort >= 0;
   const runs = new RunService({
     db,
@@ -126,7 +129,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = startWorkerMonitor({ db, logger, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt: new Date() }),

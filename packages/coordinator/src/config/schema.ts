@@ -53,6 +53,11 @@ export const serverConfigSchema = z.strictObject({
   workerHeartbeatTimeoutSec: positiveInt.default(15),
   /** A run handed to a worker goes back to the queue when the worker does not confirm it this soon. */
   workerAckTimeoutSec: positiveInt.default(10),
+  /**
+   * This coordinator's name on a shared database (its executor is worker `local:<id>`); keep it
+   * stable across restarts so a restart fails at once the local runs it cut off. Default: host:port.
+   */
+  coordinatorId: z.string().regex(/^[A-Za-z0-9_.:@-]{1,100}$/, 'letters, digits and _ . : @ -').optional(),
   /** Run the scheduler (one leader among the coordinators on a database). */
   schedulerEnabled: z.boolean().default(true),
   /** The scheduler lease's lifetime: a standby takes over this long after a leader dies. */
@@ -93,6 +98,7 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_GRPC_TLS_CLIENT_CA: { key: 'grpcTlsClientCa', kind: 'string' },
   SVC_WORKER_HEARTBEAT_TIMEOUT_SEC: { key: 'workerHeartbeatTimeoutSec', kind: 'int' },
   SVC_WORKER_ACK_TIMEOUT_SEC: { key: 'workerAckTimeoutSec', kind: 'int' },
+  SVC_COORDINATOR_ID: { key: 'coordinatorId', kind: 'string' },
   SVC_SCHEDULER_LEASE_TTL_MS: { key: 'schedulerLeaseTtlMs', kind: 'int' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },

@@ -1,4 +1,5 @@
-import { failRunsOfLostWorkers, requeueUnacked, type Db } from '@trellis/store';
+import { hostname } from 'node:os';
+import { failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 
@@ -11,6 +12,8 @@ export interface WorkerMonitorOptions {
   heartbeatTimeoutSec: number;
   /** Something was requeued or freed. */
   onChange: () => void;
+  /** This coordinator's own executor heartbeats with every check, so other coordinators can tell it is alive. */
+  localWorkerId: string;
 }
 
 const CHECK_MS = 1000;
@@ -20,16 +23,18 @@ const CHECK_MS = 1000;
  * Silence is judged only once this coordinator has been up for a whole timeout: after a
  * restart, every heartbeat in the table is old, and the workers need a moment to come back.
  */
-export function startWorkerMonitor(options: WorkerMonitorOptions): () => void {
+export async function startWorkerMonitor(options: WorkerMonitorOptions): Promise<() => void> {
+  await upsertWorker(options.db, { id: options.localWorkerId, labels: {}, pollers: 0, hostname: hostname(), version: 'coordinator' });
   const startedAt = Date.now();
   let busy = false;
   const check = async (): Promise<void> => {
+    await recordHeartbeat(options.db, options.localWorkerId, [], 0, 0);
     const requeued = await requeueUnacked(options.db, options.ackTimeoutSec);
     for (const run of requeued) options.logger.warn('hand-out not acknowledged in time; back to the queue', { dagName: run.dagName, dagRunId: run.dagRunId });
     let failed = 0;
     if (Date.now() - startedAt >= options.heartbeatTimeoutSec * 1000) {
       const lost = await failRunsOfLostWorkers(options.db, options.heartbeatTimeoutSec);
-      for (const run of lost) options.logger.error('run failed: its worker was lost', { dagName: run.dagName, dagRunId: run.dagRunId, worker: run.workerId, error: run.error });
+      for (const run of lost) options.logger.error('run failed: its worker or coordinator was lost', { dagName: run.dagName, dagRunId: run.dagRunId, worker: run.workerId, error: run.error });
       failed = lost.length;
     }
     if (requeued.length + failed > 0) options.onChange();

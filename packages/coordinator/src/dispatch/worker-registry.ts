@@ -1,3 +1,4 @@
+import { isLocalWorkerId } from '../runs/local-executor.js';
 import { listWorkers, upsertWorker, type Db, type WorkerRecord, type WorkerRegistration } from '@trellis/store';
 
 export type WorkerHealth = 'healthy' | 'warning' | 'unhealthy';
@@ -33,9 +34,10 @@ export class WorkerRegistry {
     this.labels.delete(workerId);
   }
 
+  /** Remote workers only: coordinators' own executors heartbeat in the same table but are not workers to users. */
   async list(): Promise<WorkerView[]> {
     const { workers, now } = await listWorkers(this.db);
-    return workers.map((w) => {
+    return workers.filter((w) => !isLocalWorkerId(w.id)).map((w) => {
       const heartbeatAgeMs = Math.max(0, now.getTime() - w.lastHeartbeat.getTime());
       return { ...w, heartbeatAgeMs, health: healthOf(heartbeatAgeMs) };
     });

@@ -1,7 +1,7 @@
 import { admitQueuedRuns, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
-import { LOCAL_WORKER_ID, type LocalExecutor } from './local-executor.js';
+import type { LocalExecutor } from './local-executor.js';
 
 /** The safety net: admission also runs this often even if nothing woke it. */
 const SWEEP_MS = 2000;
@@ -10,6 +10,8 @@ const BATCH = 32;
 export interface DispatcherDeps {
   db: Db;
   executor: LocalExecutor;
+  /** The local executor's worker id. */
+  workerId: string;
   logger: Logger;
   /** Configured global queues. */
   limits: Map<string, number>;
@@ -60,7 +62,7 @@ export class Dispatcher {
       this.again = false;
       try {
         const admitted = await this.deps.db.transaction((tx) =>
-          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: LOCAL_WORKER_ID, target: { kind: 'local' }, batch: BATCH }),
+          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH }),
         );
         for (const run of admitted) await this.deps.executor.start(run);
         if (admitted.length === BATCH) this.again = true;

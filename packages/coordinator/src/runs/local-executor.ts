@@ -9,7 +9,18 @@ import { PersistingReporter } from './persisting-reporter.js';
 import { runLogFile } from './log-paths.js';
 import type { SpecCache } from './spec-cache.js';
 
-export const LOCAL_WORKER_ID = 'local';
+/**
+ * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
+ * a shared database has its own, heartbeats under it like a worker, and at start-up fails only
+ * the runs its previous process left behind.
+ */
+export function localWorkerId(coordinatorId: string): string {
+  return `local:${coordinatorId}`;
+}
+
+export function isLocalWorkerId(workerId: string): boolean {
+  return workerId.startsWith('local:');
+}
 
 export interface LocalExecutorDeps {
   db: Db;
@@ -19,6 +30,8 @@ export interface LocalExecutorDeps {
   envPassthrough: string[];
   envPassthroughPrefixes: string[];
   specs: SpecCache;
+  /** This executor's worker id (see localWorkerId). */
+  workerId: string;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
   /** A run finished: its slot is free. */
@@ -81,7 +94,7 @@ export class LocalExecutor {
       envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
     });
     this.handles.set(run.id, handle);
-    this.deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: LOCAL_WORKER_ID });
+    this.deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: this.deps.workerId });
     const done = handle.done
       .then(async (result) => {
         await reporter.settled();
@@ -158,7 +171,7 @@ export class LocalExecutor {
         trigger: 'sub',
         noReuse: parent.noReuse,
       }));
-    await markStarted(this.deps.db, record.id, LOCAL_WORKER_ID);
+    await markStarted(this.deps.db, record.id, this.deps.workerId);
     const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
     const handle = runDag({
       dag: picked.dag,

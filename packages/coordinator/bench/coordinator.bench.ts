@@ -19,7 +19,7 @@ const STARTUP_SETTLE_MS = 2_000;
 const WARMUP_REQUESTS = 50;
 const MEASURED_REQUESTS = 300;
 const LATENCY_TARGET_MS = 25;
-const ROUNDS = 3;
+const ROUNDS = 5;
 // As the engine benchmark: 300 one-step runs, 8 at a time.
 const THROUGHPUT_RUNS = 300;
 const PARALLELISM = 8;
@@ -286,9 +286,10 @@ function printLatencies(results: LatencyResult[]): void {
 function printThroughput(t: ThroughputResult): void {
   const api = median(t.api);
   const engine = median(t.engine);
-  const ratio = engine > 0 ? api / engine : 0;
+  // Each round measures both back to back, under the same load: the ratio is taken per round.
+  const ratio = median(t.api.map((a, i) => a / (t.engine[i] ?? Number.POSITIVE_INFINITY)));
   console.log(`  1-step runs, ${PARALLELISM} at a time (queue ${QUEUE}, maxConcurrency ${PARALLELISM}), ${THROUGHPUT_RUNS} per round, median of ${ROUNDS} rounds:`);
-  console.log(`    API (POST start -> status 4) ${api.toFixed(1)} runs/s   engine only ${engine.toFixed(1)} runs/s   ratio ${(ratio * 100).toFixed(1)}%   ${ratio >= THROUGHPUT_TARGET ? 'PASS' : 'MISS'} (target >= ${THROUGHPUT_TARGET * 100}%)`);
+  console.log(`    API (POST start -> status 4) ${api.toFixed(1)} runs/s   engine only ${engine.toFixed(1)} runs/s   median per-round ratio ${(ratio * 100).toFixed(1)}%   ${ratio >= THROUGHPUT_TARGET ? 'PASS' : 'MISS'} (target >= ${THROUGHPUT_TARGET * 100}%)`);
 }
 
 async function main(): Promise<void> {

@@ -24,6 +24,8 @@ import { workerHandlers } from './grpc/worker-service.js';
 import { workerRoutes } from './api/workers.routes.js';
 import { queueRoutes } from './api/queues.routes.js';
 import { schedulerRoutes } from './api/scheduler.routes.js';
+import { metricsRoutes } from './api/metrics.routes.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { SchedulerLeadership } from './scheduler/leadership.js';
 import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.js';
@@ -86,6 +88,17 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
   const instanceId = randomUUID();
+  const startedAt = new Date();
+  const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
+  const metrics = new ServiceMetrics({
+    db,
+    logger,
+    version: VERSION,
+    startedAt,
+    registry,
+    dagCount: () => index.all().length,
+    schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
+  });
   const executor = new LocalExecutor({
     db,
     logger,
@@ -96,6 +109,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     specOfDag,
     specs,
     workerId: localId,
+    observer: metrics,
     // Called only once runs exist, after the dispatcher below is constructed.
     onFinished: () => dispatcher.wake(),
   });
@@ -121,25 +135,32 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   });
   let grpc: GrpcServer | undefined;
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db), specs, runs, wake: () => dispatcher.wake() });
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db, metrics), specs, runs, observer: metrics, wake: () => dispatcher.wake() });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
   }
-  const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
   const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const routes = [
-    ...systemRoutes({ version: VERSION, startedAt: new Date() }),
+    ...systemRoutes({ version: VERSION, startedAt }),
+    ...metricsRoutes(metrics),
     ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
     ...schedulerRoutes({ db }),
     ...runRoutes({ db, index, runs, executor }),
     ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
     ...queueRoutes({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) }),
   ];
-  const app = createHttpApp({ routes, logger, basePath: config.basePath, apiBasePath: config.apiBasePath, version: VERSION });
+  const app = createHttpApp({
+    routes,
+    logger,
+    basePath: config.basePath,
+    apiBasePath: config.apiBasePath,
+    version: VERSION,
+    observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
+  });
   const server: Server = await new Promise((resolve, reject) => {
     const listening = app.listen(config.port, config.host);
     listening.once('listening', () => resolve(listening));

@@ -46,7 +46,7 @@ async function waitStatus(dag: string, id: string, wanted: number[]): Promise<nu
 }
 
 before(async () => {
-  t = await startTestCoordinator('scheduler', dags, { queues: [{ name: 'one-slot', maxConcurrency: 1 }], timezone: 'UTC' }, { schedulerClock: clock });
+  t = await startTestCoordinator('scheduler', dags, { queues: [{ name: 'one-slot', maxConcurrency: 1 }], timezone: 'UTC', schedulerLeaseTtlMs: 120_000 }, { schedulerClock: clock });
 });
 after(async () => t.stop());
 
@@ -164,7 +164,7 @@ describe('scheduler and daylight saving', () => {
     const d = await startTestCoordinator('scheduler_dst', {
       berlin: 'schedule: "CRON_TZ=Europe/Berlin 30 2 * * *"\noverlap_policy: all\nsteps:\n  - "true"\n',
       halfhour: 'schedule: "CRON_TZ=Europe/Berlin */30 * * * *"\noverlap_policy: all\nsteps:\n  - "true"\n',
-    }, { timezone: 'UTC' }, { schedulerClock: dstClock });
+    }, { timezone: 'UTC', schedulerLeaseTtlMs: 120_000 }, { schedulerClock: dstClock });
     try {
       for (const [from, to] of [['2026-03-28T23:00:00Z', '2026-03-29T03:00:00Z'], ['2026-10-24T23:00:00Z', '2026-10-25T03:00:00Z']] as const) {
         for (let m = Date.parse(from); m <= Date.parse(to); m += 60_000) {

@@ -20,3 +20,4 @@ export {
   getSchedulerState, lockSchedulerState, setLastTick, setSchedulerPaused, consumeOneOff, consumedOneOffs, succeededSince, abortQueuedScheduledRuns, activeRunsOf,
   type SchedulerState,
 } from './scheduler/state.js';
+export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';

@@ -1,9 +1,10 @@
 import { mkdir, open } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type TaskRef } from '@trellis/core';
+import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { NodeSnapshot, RunOutputs, RunSnapshot } from '@trellis/engine';
 import { advanceReportSeq, getRun, saveOutputs, type Db, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from '../runs/snapshot-store.js';
+import type { RunObserver } from '../runs/run-observer.js';
 
 export interface ReportOutcome {
   appliedSeq: number;
@@ -54,7 +55,10 @@ async function writeChunk(runDir: string, chunk: LogChunkMessage): Promise<void>
 export class ReportApplier {
   private readonly chains = new Map<string, Promise<unknown>>();
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly observer: RunObserver,
+  ) {}
 
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const key = `${ref.dagName}\u0000${ref.dagRunId}`;
@@ -74,15 +78,19 @@ export class ReportApplier {
     let finished = false;
     for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
       if (event.seq <= applied) continue;
-      finished = (await this.applyEvent(run, event)) || finished;
+      const ended = await this.applyEvent(run, event);
+      if (ended !== undefined) {
+        finished = true;
+        this.observer.finished(run.dagName, ended, run.startedAt);
+      }
       applied = event.seq;
     }
     if (applied > run.reportSeq && !(await advanceReportSeq(this.db, run.id, run.attemptId, applied))) return { appliedSeq: 0, stale: true, finished: false };
     return { appliedSeq: applied, stale: false, finished };
   }
 
-  /** Applies one event; true when it moved the run to a terminal status. */
-  private async applyEvent(run: RunRecord, event: ReportEvent): Promise<boolean> {
+  /** Applies one event; the terminal status when it moved the run to one. */
+  private async applyEvent(run: RunRecord, event: ReportEvent): Promise<RunStatus | undefined> {
     const runDir = dirname(run.logFile);
     if (event.body === 'log' && event.log != null) {
       await writeChunk(runDir, event.log);
@@ -90,11 +98,11 @@ export class ReportApplier {
       const snapshot = JSON.parse(event.statusJson) as RunSnapshot;
       // The fence is the attempt the report was sent for, whatever the body claims.
       const moved = await persistSnapshot(this.db, run.id, { ...placeSnapshot(runDir, snapshot), attemptId: run.attemptId });
-      return moved && isTerminalRunStatus(snapshot.status);
+      return moved && isTerminalRunStatus(snapshot.status) ? snapshot.status : undefined;
     } else if (event.body === 'outputsJson' && event.outputsJson !== undefined) {
       const outputs = JSON.parse(event.outputsJson) as RunOutputs;
       await saveOutputs(this.db, run.id, outputs.metadata, outputs.outputs);
     }
-    return false;
+    return undefined;
   }
 }

@@ -14,6 +14,7 @@ import type { WorkerRegistry } from '../dispatch/worker-registry.js';
 import { taskFor } from '../dispatch/task.js';
 import type { RunService } from '../runs/run-service.js';
 import type { SpecCache } from '../runs/spec-cache.js';
+import type { RunObserver } from '../runs/run-observer.js';
 import { GrpcStatusError } from './server.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
@@ -31,6 +32,7 @@ export interface WorkerServiceDeps {
   runs: RunService;
   /** A run finished or a slot freed: admit more. */
   wake: () => void;
+  observer: RunObserver;
 }
 
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
@@ -85,6 +87,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       const run = await ackRun(deps.db, request.workerId, request.ref);
       if (run === undefined) return { accepted: false, reason: 'the task was taken back (acknowledged too late, stopped, or superseded by a newer attempt)' };
       deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: request.workerId });
+      deps.observer.started(run);
       return { accepted: true, reason: '' };
     },
 

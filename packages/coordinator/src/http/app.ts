@@ -1,7 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { buildOpenApiDocument } from './openapi.js';
-import { defineRoute, mountRoutes, type AnyRoute } from './routes.js';
+import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface HttpAppOptions {
@@ -14,6 +14,7 @@ export interface HttpAppOptions {
   version: string;
   /** Largest accepted JSON body; DAG specs are the big ones. */
   bodyLimit?: string;
+  observe?: RequestObserver;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -45,7 +46,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
-  mountRoutes(api, routes);
+  mountRoutes(api, routes, options.observe);
   api.use(notFoundHandler);
   api.use(errorHandler(options.logger));
   app.use(apiMountPath(options), api);

@@ -112,8 +112,17 @@ async function runRoute(route: AnyRoute, req: Request, res: Response): Promise<v
 }
 
 /** Binds every route to an express router; rejections reach the error middleware (express 5). */
-export function mountRoutes(router: Router, routes: AnyRoute[]): void {
+/** Told of every answered request, by the route's OpenAPI path (metrics). */
+export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
+
+export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver): void {
   for (const route of sortBySpecificity(routes)) {
-    router[route.method](toExpressPath(route.path), (req: Request, res: Response) => runRoute(route, req, res));
+    router[route.method](toExpressPath(route.path), (req: Request, res: Response) => {
+      if (observe !== undefined) {
+        const started = process.hrtime.bigint();
+        res.once('finish', () => observe(route.method.toUpperCase(), route.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
+      }
+      return runRoute(route, req, res);
+    });
   }
 }

@@ -8,6 +8,7 @@ import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { runLogFile } from './log-paths.js';
 import type { SpecCache } from './spec-cache.js';
+import type { RunObserver } from './run-observer.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -32,6 +33,7 @@ export interface LocalExecutorDeps {
   specs: SpecCache;
   /** This executor's worker id (see localWorkerId). */
   workerId: string;
+  observer: RunObserver;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
   /** A run finished: its slot is free. */
@@ -95,10 +97,12 @@ export class LocalExecutor {
     });
     this.handles.set(run.id, handle);
     this.deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: this.deps.workerId });
+    this.deps.observer.started(run);
     const done = handle.done
       .then(async (result) => {
         await reporter.settled();
         this.deps.logger.info('run finished', { dagName: run.dagName, dagRunId: run.dagRunId, status: result.snapshot.statusLabel });
+        this.deps.observer.finished(run.dagName, result.status, run.startedAt);
       })
       .catch((error: unknown) => {
         this.deps.logger.error('run crashed in the engine', { dagRunId: run.dagRunId, error: toError(error) });

@@ -4,6 +4,7 @@ import { sql as runs } from './0001_runs.js';
 import { sql as dagState } from './0002_dag_state.js';
 import { sql as dispatch } from './0003_dispatch.js';
 import { sql as scheduler } from './0004_scheduler.js';
+import { sql as metrics } from './0005_metrics.js';
 
 interface Migration {
   version: number;
@@ -17,6 +18,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: '0002_dag_state', sql: dagState },
   { version: 3, name: '0003_dispatch', sql: dispatch },
   { version: 4, name: '0004_scheduler', sql: scheduler },
+  { version: 5, name: '0005_metrics', sql: metrics },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -1,0 +1,8 @@
+import type { RunStatus } from '@trellis/core';
+import type { RunRecord } from '@trellis/store';
+
+/** Told when runs start and finish on any executor (the metrics implement it). */
+export interface RunObserver {
+  started(run: RunRecord): void;
+  finished(dagName: string, status: RunStatus, startedAt: Date | null): void;
+}

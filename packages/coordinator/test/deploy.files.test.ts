@@ -1,0 +1,366 @@
+// The deploy files (deploy/, docker-compose.yml) checked against the code they configure,
+// without a Docker engine: every environment variable and flag they pass is one the
+// coordinator or the worker reads, the image runs the CLI the e2e tests run, and the Grafana
+// dashboard asks only for metrics the coordinator exports (checked against a live scrape too).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { parse } from 'yaml';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { ENV_KEYS, loadServerConfig } from '@trellis/coordinator';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+
+const ROOT = resolve(import.meta.dirname, '..', '..', '..');
+const CLI = join('packages', 'cli', 'dist', 'main.js');
+const run = promisify(execFile);
+
+type Json = Record<string, unknown>;
+
+function read(path: string): string {
+  return readFileSync(join(ROOT, path), 'utf8');
+}
+
+function readYaml(path: string): Json {
+  // Compose files use YAML merge keys (`<<: *anchor`), as Docker Compose does.
+  const value: unknown = parse(read(path), { merge: true });
+  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${path} is a YAML mapping`);
+  return value as Json;
+}
+
+function asRecord(value: unknown, what: string): Json {
+  assert.ok(typeof value === 'object' && value !== null && !Array.isArray(value), `${what} is a mapping`);
+  return value as Json;
+}
+
+function asStrings(value: unknown, what: string): string[] {
+  assert.ok(Array.isArray(value) && value.every((v): v is string => typeof v === 'string'), `${what} is a list of strings`);
+  return value;
+}
+
+/** Compose `environment:` as a mapping or as a KEY=value list. */
+function environmentOf(service: Json, what: string): Record<string, string> {
+  const env = service.environment;
+  if (env === undefined) return {};
+  if (Array.isArray(env)) {
+    return Object.fromEntries(asStrings(env, what).map((line) => {
+      const at = line.indexOf('=');
+      return at < 0 ? [line, ''] : [line.slice(0, at), line.slice(at + 1)];
+    }));
+  }
+  return Object.fromEntries(Object.entries(asRecord(env, what)).map(([k, v]) => [k, String(v)]));
+}
+
+/** `${NAME:-default}` / `${NAME-default}` as compose would expand them with NAME unset. */
+function withDefaults(value: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (_m, _name: string, fallback: string | undefined) => fallback ?? '');
+}
+
+/** The flags `trellis <command> --help` lists. */
+async function helpFlags(command: string): Promise<Set<string>> {
+  assert.ok(existsSync(join(ROOT, CLI)), `${CLI} is missing: run npm run build first`);
+  const { stdout } = await run(process.execPath, [CLI, command, '--help'], { cwd: ROOT });
+  return new Set([...stdout.matchAll(/^\s+(?:-h, )?(--[a-z][a-z-]*)/gm)].map((m) => m[1] ?? ''));
+}
+
+/** Flags of an argument list; each must be followed by its value (every flag of these commands takes one). */
+function flagsOf(args: string[], what: string): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] ?? '';
+    if (!arg.startsWith('--')) continue;
+    const value = args[i + 1];
+    assert.ok(value !== undefined && !value.startsWith('--'), `${what}: ${arg} needs a value`);
+    flags.push(arg);
+    i += 1;
+  }
+  return flags;
+}
+
+/** The SVC_WORKER_* variables packages/worker/src/config.ts reads. */
+function workerEnvNames(): Set<string> {
+  const names = new Set([...read('packages/worker/src/config.ts').matchAll(/'(SVC_WORKER_[A-Z_]+)'/g)].map((m) => m[1] ?? ''));
+  assert.ok(names.has('SVC_WORKER_COORDINATOR') && names.has('SVC_WORKER_TOKEN'), 'found the worker variables in its config module');
+  return names;
+}
+
+function workerDefaultGraceSec(): number {
+  const match = /'SVC_WORKER_SHUTDOWN_GRACE_SEC'\),\s*(\d+)/.exec(read('packages/worker/src/config.ts'));
+  assert.ok(match?.[1] !== undefined, 'found the default shutdown grace in the worker config');
+  return Number(match[1]);
+}
+
+/** Compose durations such as 75s, 1m30s. */
+function seconds(duration: unknown): number {
+  assert.equal(typeof duration, 'string');
+  let total = 0;
+  for (const [, n, unit] of (duration as string).matchAll(/(\d+)(h|m|s)/g)) total += Number(n) * (unit === 'h' ? 3600 : unit === 'm' ? 60 : 1);
+  return total;
+}
+
+// ---- Dockerfile -------------------------------------------------------------------------------
+
+interface Instruction {
+  op: string;
+  args: string;
+}
+
+function dockerfileInstructions(text: string): Instruction[] {
+  const joined = text.split('\n').filter((line) => !/^\s*#/.test(line)).join('\n').replace(/\\\n/g, ' ');
+  return joined.split('\n').map((line) => line.trim()).filter((line) => line !== '').map((line) => {
+    const at = line.search(/\s/);
+    return { op: line.slice(0, at).toUpperCase(), args: line.slice(at + 1).trim() };
+  });
+}
+
+// ---- the metrics the coordinator exports (the other side of the dashboard) ------------------
+
+const SVC_METRICS = new Set([
+  'svc_info', 'svc_uptime_seconds', 'svc_scheduler_running', 'svc_dags_total', 'svc_dag_runs_currently_running',
+  'svc_dag_runs_queued_total', 'svc_dag_runs_total', 'svc_workers_registered', 'svc_worker_info',
+  'svc_worker_heartbeat_timestamp_seconds', 'svc_worker_health_status', 'svc_worker_pollers', 'svc_worker_running_tasks',
+  'svc_worker_oldest_running_task_age_seconds', 'svc_queue_depth', 'svc_queue_running', 'svc_queue_oldest_wait_seconds',
+  'svc_dispatch_latency_seconds', 'svc_dag_run_duration_seconds', 'svc_http_request_duration_seconds',
+]);
+const SVC_HISTOGRAMS = new Set(['svc_dispatch_latency_seconds', 'svc_dag_run_duration_seconds', 'svc_http_request_duration_seconds']);
+
+/** prom-client's default metrics (process_*, nodejs_*), by name, with their types. */
+async function defaultMetrics(): Promise<Map<string, string>> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const metrics = await registry.getMetricsAsJSON();
+  registry.clear();
+  return new Map(metrics.map((m) => [m.name, String(m.type)]));
+}
+
+interface Panel {
+  title: string;
+  type: string;
+  datasource?: { uid?: string };
+  targets?: Array<{ expr?: string; datasource?: { uid?: string } }>;
+  panels?: Panel[];
+}
+
+function dashboardPanels(): Panel[] {
+  const dashboard = JSON.parse(read('deploy/grafana/dashboards/trellis.json')) as { panels: Panel[] };
+  return dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
+}
+
+/** Metric names in a PromQL expression (the histogram series suffixes left on). */
+function metricNamesIn(expr: string): string[] {
+  return [...expr.matchAll(/\b((?:svc|process|nodejs)_[a-z0-9_]+)\b/g)].map((m) => m[1] ?? '');
+}
+
+/** The metric a series name belongs to: histogram series lose _bucket/_sum/_count. */
+function metricOf(series: string, histograms: Set<string>): string {
+  const base = series.replace(/_(bucket|sum|count)$/, '');
+  return base !== series && histograms.has(base) ? base : series;
+}
+
+async function dashboardMetrics(): Promise<Set<string>> {
+  const defaults = await defaultMetrics();
+  const histograms = new Set([...SVC_HISTOGRAMS, ...[...defaults].filter(([, type]) => type === 'histogram').map(([name]) => name)]);
+  const names = new Set<string>();
+  for (const panel of dashboardPanels()) {
+    for (const target of panel.targets ?? []) {
+      for (const series of metricNamesIn(target.expr ?? '')) names.add(metricOf(series, histograms));
+    }
+  }
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('deploy files', () => {
+  const compose = readYaml('docker-compose.yml');
+  const services = asRecord(compose.services, 'services');
+  const service = (name: string): Json => asRecord(services[name], `service ${name}`);
+
+  test('docker-compose.yml has postgres, the coordinator, two workers, prometheus and grafana', () => {
+    for (const name of ['postgres', 'coordinator', 'worker-a', 'worker-b', 'prometheus', 'grafana']) assert.ok(name in services, `service ${name}`);
+    assert.match(String(service('postgres').image), /^postgres:16/);
+    assert.match(JSON.stringify(asRecord(service('postgres').healthcheck, 'postgres healthcheck').test), /pg_isready/);
+    const dependsOn = asRecord(service('coordinator').depends_on, 'coordinator depends_on');
+    assert.deepEqual(dependsOn.postgres, { condition: 'service_healthy' });
+    const ports = asStrings(service('coordinator').ports, 'coordinator ports').join(' ');
+    assert.match(ports, /8080:8080/);
+    assert.match(ports, /50051:50051/);
+    const volumes = asStrings(service('coordinator').volumes, 'coordinator volumes');
+    assert.ok(volumes.some((v) => v.startsWith('./dags:')), 'the DAGs directory is mounted');
+  });
+
+  test('the trellis services build deploy/Dockerfile from the repository root', () => {
+    for (const name of ['coordinator', 'worker-a', 'worker-b']) {
+      const build = asRecord(service(name).build, `${name} build`);
+      const context = String(build.context);
+      assert.equal(resolve(ROOT, context), ROOT, `${name} builds from the repository root`);
+      assert.equal(build.dockerfile, 'deploy/Dockerfile');
+      assert.ok(existsSync(resolve(ROOT, context, String(build.dockerfile))), 'deploy/Dockerfile exists');
+    }
+    assert.equal(service('worker-a').image, service('coordinator').image, 'one image for the coordinator and the workers');
+  });
+
+  test('the coordinator gets only variables the coordinator reads, with values its config accepts', () => {
+    const env = environmentOf(service('coordinator'), 'coordinator environment');
+    for (const name of Object.keys(env)) {
+      if (name.startsWith('SVC_') || name === 'DATABASE_URL') assert.ok(name in ENV_KEYS, `${name} is a key of ENV_KEYS`);
+    }
+    for (const name of ['DATABASE_URL', 'SVC_HOST', 'SVC_GRPC_HOST', 'SVC_WORKER_TOKEN']) assert.ok(name in env, `coordinator sets ${name}`);
+    assert.equal(env.SVC_HOST, '0.0.0.0');
+    assert.equal(env.SVC_GRPC_HOST, '0.0.0.0');
+    const expanded = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, withDefaults(v)]));
+    const config = loadServerConfig({ env: expanded, cwd: '/app' });
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.grpcPort, 50051, 'the published gRPC port is the one it listens on');
+    assert.equal(config.port, 8080, 'the published HTTP port is the one it listens on');
+    assert.match(config.databaseUrl ?? '', /@postgres:5432\//);
+    assert.ok(config.workerToken !== undefined, 'a worker token, required when gRPC is not on loopback');
+    const dagsMount = asStrings(service('coordinator').volumes, 'volumes').find((v) => v.startsWith('./dags:'));
+    assert.equal(dagsMount?.split(':')[1], config.dagsDir, 'the DAGs are mounted where the coordinator reads them');
+  });
+
+  test('the workers get only SVC_WORKER_* variables the worker reads, the same token, and flags `trellis worker --help` lists', async () => {
+    const known = workerEnvNames();
+    const flags = await helpFlags('worker');
+    assert.ok(flags.has('--coordinator') && flags.has('--labels'), 'parsed the worker help');
+    const coordinatorToken = environmentOf(service('coordinator'), 'coordinator environment').SVC_WORKER_TOKEN;
+    assert.match(coordinatorToken ?? '', /^\$\{SVC_WORKER_TOKEN:-[^}]+\}$/, 'the token comes from SVC_WORKER_TOKEN, with a default');
+    const labels = new Set<string>();
+    for (const name of ['worker-a', 'worker-b']) {
+      const env = environmentOf(service(name), `${name} environment`);
+      for (const key of Object.keys(env)) {
+        if (key.startsWith('SVC_')) assert.ok(known.has(key), `${name}: ${key} is read by the worker (packages/worker/src/config.ts)`);
+      }
+      assert.equal(env.SVC_WORKER_TOKEN, coordinatorToken, `${name} presents the coordinator's token`);
+      const command = asStrings(service(name).command, `${name} command`);
+      assert.equal(command[0], 'worker');
+      const used = flagsOf(command.slice(1), `${name} command`);
+      for (const flag of used) assert.ok(flags.has(flag), `${name}: ${flag} is a flag of trellis worker`);
+      assert.equal(command[command.indexOf('--coordinator') + 1], 'coordinator:50051');
+      const labelArg = command[command.indexOf('--labels') + 1];
+      assert.ok(command.includes('--labels') && labelArg !== undefined, `${name} has labels`);
+      labels.add(labelArg);
+      assert.ok(seconds(service(name).stop_grace_period) > workerDefaultGraceSec(), `${name}: docker stops it after the worker's shutdown grace`);
+    }
+    assert.equal(labels.size, 2, 'the two workers have different labels');
+  });
+
+  test('the image runs the CLI the e2e tests run: `trellis server` by default, under tini, as a non-root user', async () => {
+    const instructions = dockerfileInstructions(read('deploy/Dockerfile'));
+    const stages = instructions.filter((i) => i.op === 'FROM');
+    assert.ok(stages.length >= 2, 'multi-stage');
+    const finalStage = instructions.slice(instructions.lastIndexOf(stages.at(-1) as Instruction));
+    const last = (op: string): string => {
+      const found = finalStage.filter((i) => i.op === op).at(-1);
+      assert.ok(found !== undefined, `the runtime stage has ${op}`);
+      return found.args;
+    };
+    const entrypoint = asStrings(JSON.parse(last('ENTRYPOINT')), 'ENTRYPOINT');
+    assert.deepEqual(entrypoint, ['tini', '--', 'node', `/app/${CLI}`]);
+    assert.match(read('test-e2e/support/cluster.ts'), /join\(ROOT, 'packages', 'cli', 'dist', 'main\.js'\)/, 'the e2e tests run the same file');
+    const bin = (JSON.parse(read('packages/cli/package.json')) as { bin: Record<string, string> }).bin.trellis;
+    assert.equal(join('packages/cli', bin ?? ''), CLI, 'it is the `trellis` command');
+    const cmd = asStrings(JSON.parse(last('CMD')), 'CMD');
+    assert.equal(cmd[0], 'server');
+    const serverFlags = await helpFlags('server');
+    for (const flag of flagsOf(cmd.slice(1), 'CMD')) assert.ok(serverFlags.has(flag), `${flag} is a flag of trellis server`);
+    assert.match(last('HEALTHCHECK'), /http:\/\/127\.0\.0\.1:.*\/api\/v1\/health/);
+    assert.doesNotMatch(last('USER'), /^(root|0)(:|$)/);
+    assert.ok(finalStage.some((i) => i.op === 'RUN' && /apt-get install .*\btini\b/.test(i.args)), 'tini is installed');
+    assert.ok(finalStage.some((i) => i.op === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)), 'production dependencies only');
+    // Every workspace: its manifest (for npm ci) and its dist/ reach the runtime stage; so do the protos.
+    const copies = finalStage.filter((i) => i.op === 'COPY').map((i) => i.args);
+    const workspaces = (JSON.parse(read('package.json')) as { workspaces: string[] }).workspaces;
+    for (const ws of workspaces) {
+      assert.ok(copies.some((c) => c.includes(`${ws}/package.json`)), `${ws}/package.json is copied`);
+      assert.ok(copies.some((c) => c.startsWith('--from=') && c.includes(`/app/${ws}/dist`)), `${ws}/dist is copied from the build stage`);
+    }
+    assert.ok(copies.some((c) => c.startsWith('--from=') && /\/app\/protos\s+\.\/protos$/.test(c)), 'protos/ keeps its place beside packages/');
+    assert.ok(existsSync(join(ROOT, 'protos/coordinator/v1/coordinator.proto')));
+  });
+
+  test('.dockerignore leaves out build output and state, never what the build copies', () => {
+    const patterns = read('.dockerignore').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+    for (const p of ['**/node_modules', '**/dist', 'data', '.git']) assert.ok(patterns.includes(p), `.dockerignore has ${p}`);
+    for (const needed of ['package.json', 'package-lock.json', 'tsconfig.base.json', 'packages', 'protos']) {
+      assert.ok(!patterns.some((p) => p === needed || p === `${needed}/` || p === `/${needed}`), `${needed} reaches the build`);
+    }
+  });
+
+  test('prometheus scrapes the coordinator at /api/v1/metrics', () => {
+    const config = readYaml('deploy/prometheus/prometheus.yml');
+    const jobs = config.scrape_configs as Array<{ metrics_path?: string; static_configs?: Array<{ targets: string[] }> }>;
+    const job = jobs.find((j) => j.static_configs?.some((s) => s.targets.includes('coordinator:8080')));
+    assert.ok(job !== undefined, 'a job scrapes coordinator:8080');
+    assert.equal(job.metrics_path, '/api/v1/metrics');
+    const volumes = asStrings(service('prometheus').volumes, 'prometheus volumes');
+    assert.ok(volumes.some((v) => v.startsWith('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml')));
+  });
+
+  test('grafana provisions the Prometheus datasource and the dashboard folder compose mounts', () => {
+    const datasources = readYaml('deploy/grafana/provisioning/datasources/prometheus.yml').datasources as Array<{ type: string; uid: string; url: string }>;
+    const prometheus = datasources.find((d) => d.type === 'prometheus');
+    assert.ok(prometheus !== undefined);
+    assert.equal(prometheus.url, 'http://prometheus:9090');
+    const providers = readYaml('deploy/grafana/provisioning/dashboards/trellis.yml').providers as Array<{ options: { path: string } }>;
+    const volumes = asStrings(service('grafana').volumes, 'grafana volumes');
+    assert.ok(volumes.some((v) => v.startsWith('./deploy/grafana/provisioning:/etc/grafana/provisioning')));
+    const dashboardsMount = volumes.find((v) => v.startsWith('./deploy/grafana/dashboards:'));
+    assert.equal(dashboardsMount?.split(':')[1], providers[0]?.options.path, 'the provider reads the mounted dashboards');
+    const dashboard = JSON.parse(read('deploy/grafana/dashboards/trellis.json')) as { schemaVersion: number; uid: string };
+    assert.ok(dashboard.schemaVersion >= 36);
+    for (const panel of dashboardPanels().filter((p) => p.type !== 'row')) {
+      assert.equal(panel.datasource?.uid, prometheus.uid, `panel "${panel.title}" uses the provisioned datasource`);
+      assert.ok((panel.targets ?? []).length > 0 && panel.targets?.every((t) => (t.expr ?? '') !== ''), `panel "${panel.title}" has queries`);
+    }
+    assert.match(String(service('grafana').image), /^grafana\/grafana/);
+    assert.ok(asStrings(service('grafana').ports, 'grafana ports').includes('3000:3000'));
+  });
+
+  test('every dashboard query names only metrics the coordinator exports', async () => {
+    const defaults = await defaultMetrics();
+    const names = await dashboardMetrics();
+    assert.ok(names.size >= 15, 'found the dashboard metrics');
+    const unknown = [...names].filter((name) => !SVC_METRICS.has(name) && !defaults.has(name)).sort();
+    assert.deepEqual(unknown, [], `metrics the coordinator does not export: ${unknown.join(', ')}`);
+  });
+
+  test('the systemd unit runs `trellis worker` from worker.env, stopping after the shutdown grace', () => {
+    const unit = read('deploy/systemd/trellis-worker.service');
+    const setting = (key: string): string[] => [...unit.matchAll(new RegExp(`^${key}=(.*)$`, 'gm'))].map((m) => m[1] ?? '');
+    assert.deepEqual(setting('User'), ['trellis']);
+    assert.deepEqual(setting('EnvironmentFile'), ['/etc/trellis/worker.env']);
+    assert.match(setting('ExecStart')[0] ?? '', new RegExp(`node \\S*/${CLI.replace(/\./g, '\\.')} worker$`));
+    assert.deepEqual(setting('Restart'), ['on-failure']);
+    assert.deepEqual(setting('KillSignal'), ['SIGTERM']);
+    assert.ok(Number(setting('TimeoutStopSec')[0]) > workerDefaultGraceSec(), 'TimeoutStopSec is longer than the worker shutdown grace');
+    const known = workerEnvNames();
+    for (const [, name] of setting('Environment').map((e) => /^([A-Z_]+)=/.exec(e) ?? [])) {
+      if (name?.startsWith('SVC_') === true) assert.ok(known.has(name), `${name} is read by the worker`);
+    }
+    const example = read('deploy/systemd/worker.env.example');
+    const keys = [...example.matchAll(/^#?(SVC_[A-Z_]+)=/gm)].map((m) => m[1] ?? '');
+    for (const key of keys) assert.ok(known.has(key), `worker.env.example: ${key} is read by the worker`);
+    for (const key of ['SVC_WORKER_COORDINATOR', 'SVC_WORKER_TOKEN', 'SVC_WORKER_LABELS']) assert.match(example, new RegExp(`^${key}=`, 'm'));
+  });
+});
+
+describe('the coordinator exports what the dashboard asks for', () => {
+  let t: TestCoordinator;
+  before(async () => {
+    t = await startTestCoordinator('deploy_metrics', {});
+  });
+  after(async () => t.stop());
+
+  test('GET /metrics has a # HELP line for every dashboard metric', async () => {
+    const res = await fetch(`${t.coordinator.apiUrl}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
+    const text = await res.text();
+    const helped = new Set([...text.matchAll(/^# HELP (\S+) /gm)].map((m) => m[1] ?? ''));
+    const missing = [...(await dashboardMetrics())].filter((name) => !helped.has(name)).sort();
+    assert.deepEqual(missing, [], `metrics the dashboard uses but the coordinator does not export: ${missing.join(', ')}`);
+  });
+});

@@ -25,6 +25,8 @@ import { workerRoutes } from './api/workers.routes.js';
 import { queueRoutes } from './api/queues.routes.js';
 import { schedulerRoutes } from './api/scheduler.routes.js';
 import { metricsRoutes } from './api/metrics.routes.js';
+import { resourceRoutes } from './api/resources.routes.js';
+import { ResourceHistory } from './metrics/resource-history.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { SchedulerLeadership } from './scheduler/leadership.js';
@@ -144,9 +146,12 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
   const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
+  const resources = new ResourceHistory(config.dataDir, logger);
+  resources.start();
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt }),
     ...metricsRoutes(metrics),
+    ...resourceRoutes(resources),
     ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
     ...schedulerRoutes({ db }),
     ...runRoutes({ db, index, runs, executor }),
@@ -192,6 +197,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
       index.stop();
       stopRetention();
       stopMonitor();
+      resources.stop();
       scheduler.stop();
       await leadership.stop();
       await unlisten?.();

@@ -73,3 +73,24 @@ describe('GET /metrics', () => {
     assert.ok(sample(text, 'nodejs_eventloop_lag_seconds') !== undefined);
   });
 });
+
+describe('GET /services/resources/history', () => {
+  test('CPU, memory, disk and load series within the asked duration; bad durations are 400', async () => {
+    const { status, json } = await t.call('GET', '/services/resources/history?duration=30m');
+    assert.equal(status, 200);
+    const body = json as { intervalSeconds: number; cpu: Array<{ timestamp: string; value: number }>; memory: Array<{ value: number }>; disk: Array<{ value: number }>; load: Array<{ value: number }> };
+    assert.equal(body.intervalSeconds, 5);
+    assert.ok(body.cpu.length >= 1);
+    assert.equal(body.memory.length, body.cpu.length);
+    assert.ok(body.memory.every((m) => m.value > 0 && m.value <= 100));
+    assert.ok(body.disk.every((d) => d.value >= 0 && d.value <= 100));
+    assert.ok(body.load.every((l) => l.value >= 0));
+    assert.ok(Date.now() - Date.parse(body.cpu[0]?.timestamp ?? '') < 30 * 60 * 1000);
+    for (const bad of ['soon', '25h', '-5m']) {
+      const res = await t.call('GET', `/services/resources/history?duration=${bad}`);
+      assert.equal(res.status, 400, bad);
+      assert.equal(res.json.code, 'bad_request');
+    }
+    assert.equal((await t.call('GET', '/services/resources/history')).status, 200, 'default: the last hour');
+  });
+});

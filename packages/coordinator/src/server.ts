@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, releaseLease, type Db } from '@trellis/store';
+import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, recordEvent, releaseLease, type Db } from '@trellis/store';
 import { createHttpApp, apiMountPath } from './http/app.js';
 import { DagFiles } from './definitions/dag-files.js';
 import { DagIndex } from './definitions/dag-index.js';
@@ -26,6 +26,7 @@ import { queueRoutes } from './api/queues.routes.js';
 import { schedulerRoutes } from './api/scheduler.routes.js';
 import { metricsRoutes } from './api/metrics.routes.js';
 import { resourceRoutes } from './api/resources.routes.js';
+import { eventRoutes } from './api/events.routes.js';
 import { ResourceHistory } from './metrics/resource-history.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -84,6 +85,10 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const files = new DagFiles(config.dagsDir);
   const index = new DagIndex(files, logger, config.baseConfig);
   await index.start({ watch: options.watch ?? true });
+  index.onChange((fileName, entry) => {
+    const event = { kind: 'dag', type: entry === undefined ? 'dag.definition.deleted' : 'dag.definition.changed', dagName: entry?.name ?? fileName, message: `definition ${fileName} ${entry === undefined ? 'removed' : 'changed'}`, data: { fileName } };
+    recordEvent(db, event).catch((error: unknown) => logger.warn('could not record a definition event', { fileName, error: toError(error) }));
+  });
   const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
   const queueLimit = queueLimitFor(globalQueues, (name) => index.all().find((e) => e.name === name)?.result.dag?.maxActiveRuns);
   const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
@@ -152,6 +157,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     ...systemRoutes({ version: VERSION, startedAt }),
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
+    ...eventRoutes(db),
     ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
     ...schedulerRoutes({ db }),
     ...runRoutes({ db, index, runs, executor }),

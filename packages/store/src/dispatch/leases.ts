@@ -44,16 +44,24 @@ export async function requeueUnacked(q: Queryable, ackTimeoutSec: number): Promi
  * fails the local runs of one that died and never came back.
  */
 export async function failRunsOfLostWorkers(q: Queryable, staleSec: number): Promise<RunRecord[]> {
+  // One statement: the failed runs and one worker.lost event per lost worker land together.
   return q.query<RunRecord>(
-    `UPDATE runs SET status = 2, finished_at = now(), updated_at = now(),
-       error = format('%s was lost: no heartbeat for more than %s s (last heartbeat %s)',
-                      CASE WHEN runs.worker_id LIKE 'local:%' THEN 'coordinator ' || substr(runs.worker_id, 7) ELSE 'worker ' || runs.worker_id END, $1::int,
-                      COALESCE(to_char(lost.lost_heartbeat AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'never'))
-     FROM (SELECT r.id AS lost_id, w.last_heartbeat AS lost_heartbeat FROM runs r LEFT JOIN workers w ON w.id = r.worker_id
-           WHERE r.status IN (1, 7) AND r.worker_id <> '' AND r.acked_at IS NOT NULL
-             AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => $1::int))) lost
-     WHERE runs.id = lost.lost_id AND runs.status IN (1, 7)
-     RETURNING ${RUN_COLUMNS}`,
+    `WITH failed AS (
+       UPDATE runs SET status = 2, finished_at = now(), updated_at = now(),
+         error = format('%s was lost: no heartbeat for more than %s s (last heartbeat %s)',
+                        CASE WHEN runs.worker_id LIKE 'local:%' THEN 'coordinator ' || substr(runs.worker_id, 7) ELSE 'worker ' || runs.worker_id END, $1::int,
+                        COALESCE(to_char(lost.lost_heartbeat AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'never'))
+       FROM (SELECT r.id AS lost_id, w.last_heartbeat AS lost_heartbeat FROM runs r LEFT JOIN workers w ON w.id = r.worker_id
+             WHERE r.status IN (1, 7) AND r.worker_id <> '' AND r.acked_at IS NOT NULL
+               AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => $1::int))) lost
+       WHERE runs.id = lost.lost_id AND runs.status IN (1, 7)
+       RETURNING ${RUN_COLUMNS}
+     ), lost_event AS (
+       INSERT INTO event_logs (kind, type, message, data)
+       SELECT 'worker', 'worker.lost', min(error), jsonb_build_object('workerId', "workerId", 'failedRuns', count(*))
+       FROM failed GROUP BY "workerId"
+     )
+     SELECT * FROM failed`,
     [staleSec],
   );
 }

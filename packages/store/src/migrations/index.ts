@@ -5,6 +5,7 @@ import { sql as dagState } from './0002_dag_state.js';
 import { sql as dispatch } from './0003_dispatch.js';
 import { sql as scheduler } from './0004_scheduler.js';
 import { sql as metrics } from './0005_metrics.js';
+import { sql as events } from './0006_events.js';
 
 interface Migration {
   version: number;
@@ -19,6 +20,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: '0003_dispatch', sql: dispatch },
   { version: 4, name: '0004_scheduler', sql: scheduler },
   { version: 5, name: '0005_metrics', sql: metrics },
+  { version: 6, name: '0006_events', sql: events },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */
@@ -26,6 +28,27 @@ const MIGRATION_LOCK = 7_320_001;
 
 function checksum(sql: string): string {
   return createHash('sha256').update(sql).digest('hex');
+}
+
+/**
+ * A migration's statements: each ends with `;` at the end of a line, except inside `$$` bodies
+ * (trigger functions), whose lines end with `;` too.
+ */
+export function splitStatements(sql: string): string[] {
+  const statements: string[] = [];
+  let current: string[] = [];
+  let inBody = false;
+  for (const line of sql.split('\n')) {
+    current.push(line);
+    if ((line.match(/\$\$/g) ?? []).length % 2 === 1) inBody = !inBody;
+    if (!inBody && /;\s*$/.test(line)) {
+      statements.push(current.join('\n').trim());
+      current = [];
+    }
+  }
+  const rest = current.join('\n').trim();
+  if (rest !== '') statements.push(rest);
+  return statements.filter((s) => s !== ';');
 }
 
 export class MigrationError extends Error {
@@ -53,7 +76,7 @@ export async function migrate(db: Db): Promise<number[]> {
         if (seen !== sum) throw new MigrationError(`migration ${migration.name} was changed after it was applied; restore it and add a new migration instead`);
         continue;
       }
-      for (const statement of migration.sql.split(/;\s*\n/).map((s) => s.trim()).filter((s) => s.length > 0)) await tx.query(statement);
+      for (const statement of splitStatements(migration.sql)) await tx.query(statement);
       await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [migration.version, migration.name, sum]);
       done.push(migration.version);
     }

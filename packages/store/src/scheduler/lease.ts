@@ -29,5 +29,6 @@ export async function holdsSchedulerLease(q: Queryable, holder: string, token: n
 
 /** A leader stepping down on shutdown lets a standby take over at once. */
 export async function releaseSchedulerLease(q: Queryable, holder: string): Promise<void> {
-  await q.query('UPDATE scheduler_lease SET expires_at = now() WHERE id = 1 AND holder = $1', [holder]);
+  // In the past, not now(): a standby's next statement may read the very same now().
+  await q.query("UPDATE scheduler_lease SET expires_at = now() - interval '1 second' WHERE id = 1 AND holder = $1", [holder]);
 }

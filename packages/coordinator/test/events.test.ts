@@ -1,0 +1,85 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { rawWorkerClient } from './support/worker-client.js';
+
+let t: TestCoordinator;
+
+interface Entry {
+  id: string;
+  occurredAt: string;
+  kind: string;
+  type: string;
+  dagName: string;
+  dagRunId: string;
+  attemptId: string;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+async function events(query: string): Promise<{ status: number; entries: Entry[]; total?: number; nextCursor?: string | null; code?: string }> {
+  const { status, json } = await t.call('GET', `/event-logs${query}`);
+  return { status, ...(json as { entries: Entry[]; total?: number; nextCursor?: string | null; code?: string }) };
+}
+
+before(async () => {
+  t = await startTestCoordinator('events', { hello: 'steps:\n  - "true"\n', failing: 'steps:\n  - exit 3\n' });
+  await t.call('POST', '/dags/hello/start', { dagRunId: 'ok-1' });
+  await t.call('POST', '/dags/failing/start', { dagRunId: 'bad-1' });
+  for (let i = 0; i < 50; i += 1) {
+    const runs = await Promise.all(['hello/ok-1', 'failing/bad-1'].map(async (p) => ((await t.call('GET', `/dag-runs/${p}`)).json.dagRun as { status: number }).status));
+    if (runs.every((s) => s === 4 || s === 2)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+});
+after(async () => t.stop());
+
+describe('GET /event-logs', () => {
+  test('every run records its lifecycle, newest first, in the statement that changed it', async () => {
+    const { status, entries, total } = await events('?dagRunId=ok-1');
+    assert.equal(status, 200);
+    assert.deepEqual(entries.map((e) => e.type), ['dag.run.succeeded', 'dag.run.started', 'dag.run.queued']);
+    assert.equal(total, 3);
+    assert.ok(entries.every((e) => e.kind === 'dag_run' && e.dagName === 'hello' && e.attemptId !== ''));
+    const failed = await events('?type=dag.run.failed');
+    assert.deepEqual(failed.entries.map((e) => e.dagRunId), ['bad-1']);
+  });
+
+  test('worker registration, scheduler leadership and definition changes are recorded', async () => {
+    const worker = rawWorkerClient(t.coordinator.grpcAddress ?? '');
+    await worker.call('Register', { workerId: 'w-events', labels: { a: 'b' }, pollers: 1, hostname: 'h', version: 't' });
+    worker.close();
+    const registered = await events('?kind=worker');
+    assert.equal(registered.entries[0]?.type, 'worker.registered');
+    assert.equal(registered.entries[0]?.data.workerId, 'w-events');
+    const leader = await events('?kind=scheduler');
+    assert.equal(leader.entries[0]?.type, 'scheduler.leader.changed');
+    await t.call('POST', '/dags', { name: 'fresh' });
+    const changed = await events('?kind=dag&dagName=fresh');
+    assert.equal(changed.entries[0]?.type, 'dag.definition.changed');
+  });
+
+  test('offset pages carry a total; cursor pages chain with nextCursor; time filters bound the window', async () => {
+    const all = await events('?kind=dag_run&limit=1000');
+    const page = await events('?kind=dag_run&limit=2&offset=2');
+    assert.deepEqual(page.entries.map((e) => e.id), all.entries.slice(2, 4).map((e) => e.id));
+    assert.equal(page.total, all.entries.length);
+    const seen: string[] = [];
+    let cursor: string | null | undefined;
+    do {
+      const next = await events(`?kind=dag_run&limit=2&paginationMode=cursor${cursor ? `&cursor=${cursor}` : ''}`);
+      seen.push(...next.entries.map((e) => e.id));
+      cursor = next.nextCursor;
+    } while (cursor);
+    assert.deepEqual(seen, all.entries.map((e) => e.id));
+    const future = await events(`?startTime=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    assert.deepEqual(future.entries, []);
+  });
+
+  test('bad filters are 400 bad_request', async () => {
+    for (const query of ['?cursor=nonsense&paginationMode=cursor', '?startTime=yesterday', '?limit=0', '?limit=1001', '?paginationMode=pages']) {
+      const { status, code } = await events(query);
+      assert.deepEqual([status, code], [400, 'bad_request'], query);
+    }
+  });
+});

@@ -27,6 +27,8 @@ import { schedulerRoutes } from './api/scheduler.routes.js';
 import { metricsRoutes } from './api/metrics.routes.js';
 import { resourceRoutes } from './api/resources.routes.js';
 import { eventRoutes } from './api/events.routes.js';
+import { streamRoutes } from './api/streams.routes.js';
+import { RunEventHub } from './runs/run-event-hub.js';
 import { ResourceHistory } from './metrics/resource-history.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Scheduler } from './scheduler/scheduler.js';
@@ -151,6 +153,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
   const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
+  const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   const routes = [
@@ -158,6 +161,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(db),
+    ...streamRoutes(runEvents),
     ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
     ...schedulerRoutes({ db }),
     ...runRoutes({ db, index, runs, executor }),
@@ -204,6 +208,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
       stopRetention();
       stopMonitor();
       resources.stop();
+      runEvents.stop();
       scheduler.stop();
       await leadership.stop();
       await unlisten?.();

@@ -83,3 +83,55 @@ describe('GET /event-logs', () => {
     }
   });
 });
+
+/** Reads server-sent `run` events until `count` arrived (or the time runs out). */
+async function readEvents(url: string, count: number, headers: Record<string, string> = {}): Promise<Array<{ id: string; data: { type: string; dagRunId: string } }>> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 10_000);
+  const res = await fetch(url, { headers, signal: controller.signal });
+  assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+  const reader = res.body?.getReader();
+  assert.ok(reader);
+  const out: Array<{ id: string; data: { type: string; dagRunId: string } }> = [];
+  let buffer = '';
+  try {
+    while (out.length < count) {
+      const { value, done } = (await reader.read()) as { value?: Uint8Array; done: boolean };
+      if (done) break;
+      if (value === undefined) continue;
+      buffer += Buffer.from(value).toString();
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (\d+)$/m.exec(block)?.[1];
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (id !== undefined && data !== undefined) out.push({ id, data: JSON.parse(data) as { type: string; dagRunId: string } });
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return out;
+}
+
+describe('live run events (server-sent events)', () => {
+  test('a run stream delivers its status changes as they happen, and resumes after Last-Event-ID', async () => {
+    const url = `${t.coordinator.apiUrl}/events/dag-runs/hello/live-1`;
+    const live = readEvents(url, 3);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.call('POST', '/dags/hello/start', { dagRunId: 'live-1' });
+    const received = await live;
+    assert.deepEqual(received.map((e) => e.data.type), ['dag.run.queued', 'dag.run.started', 'dag.run.succeeded']);
+    const resumed = await readEvents(url, 2, { 'last-event-id': received[0]?.id ?? '0' });
+    assert.deepEqual(resumed.map((e) => e.data.type), ['dag.run.started', 'dag.run.succeeded']);
+  });
+
+  test('the list stream carries every run of a DAG', async () => {
+    const live = readEvents(`${t.coordinator.apiUrl}/events/dag-runs?name=failing`, 3);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.call('POST', '/dags/failing/start', { dagRunId: 'live-bad' });
+    assert.deepEqual((await live).map((e) => [e.data.dagRunId, e.data.type]), [['live-bad', 'dag.run.queued'], ['live-bad', 'dag.run.started'], ['live-bad', 'dag.run.failed']]);
+  });
+});

@@ -21,4 +21,4 @@ export {
   type SchedulerState,
 } from './scheduler/state.js';
 export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';
-export { recordEvent, listEvents, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';
+export { recordEvent, listEvents, eventsAfter, lastEventId, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';

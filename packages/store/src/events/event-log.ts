@@ -104,3 +104,14 @@ function pageWithCursor(rows: EventRecord[], limit: number): { events: EventReco
   const last = events.at(-1);
   return rows.length > limit && last !== undefined ? { events, nextCursor: encodeCursor(last) } : { events };
 }
+
+/** Events after `afterId`, oldest first (live streams follow the log by id). */
+export async function eventsAfter(q: Queryable, afterId: number, kind: string, limit: number): Promise<EventRecord[]> {
+  return q.query<EventRecord>(`SELECT ${COLUMNS} FROM event_logs WHERE id > $1 AND kind = $2 ORDER BY id LIMIT $3`, [afterId, kind, limit]);
+}
+
+/** The newest event id (a stream without Last-Event-ID starts after it). */
+export async function lastEventId(q: Queryable): Promise<number> {
+  const [row] = await q.query<{ id: number | null }>('SELECT max(id) AS id FROM event_logs');
+  return row?.id ?? 0;
+}

@@ -1,0 +1,63 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import type { EventRecord } from '@trellis/store';
+import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
+import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
+
+const KEEPALIVE_MS = 15_000;
+
+function frame(event: EventRecord): string {
+  const status = typeof event.data.status === 'number' ? event.data.status : undefined;
+  const body = {
+    type: event.type,
+    dagName: event.dagName,
+    dagRunId: event.dagRunId,
+    attemptId: event.attemptId,
+    ...(status !== undefined ? { status } : {}),
+    statusLabel: event.type.replace(/^dag\.run\./, ''),
+    error: event.message,
+    occurredAt: event.occurredAt.toISOString(),
+  };
+  return `id: ${event.id}\nevent: run\ndata: ${JSON.stringify(body)}\n\n`;
+}
+
+/** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
+async function stream(hub: RunEventHub, filter: RunEventFilter, req: Request, res: Response): Promise<typeof HANDLED> {
+  const lastId = req.header('last-event-id');
+  const afterId = lastId !== undefined && /^\d+$/.test(lastId) ? Number(lastId) : undefined;
+  res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  res.flushHeaders();
+  res.write('retry: 2000\n\n');
+  const unsubscribe = await hub.subscribe(filter, afterId, (event) => res.write(frame(event)), () => res.end());
+  const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  req.on('close', () => {
+    clearInterval(keepalive);
+    unsubscribe();
+  });
+  return HANDLED;
+}
+
+export function streamRoutes(hub: RunEventHub): AnyRoute[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/events/dag-runs',
+      operationId: 'streamDagRunEvents',
+      summary: 'Server-sent events: run status changes of every run (or of one DAG with `name`), resumable with Last-Event-ID',
+      tag: 'dag-runs',
+      query: z.object({ name: z.string().optional() }),
+      produces: 'text/event-stream',
+      handler: ({ query, req, res }) => stream(hub, query.name !== undefined ? { dagName: query.name } : {}, req, res),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/events/dag-runs/{name}/{dagRunId}',
+      operationId: 'streamDagRunStatus',
+      summary: 'Server-sent events: status changes of one run, resumable with Last-Event-ID',
+      tag: 'dag-runs',
+      params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
+      produces: 'text/event-stream',
+      handler: ({ params, req, res }) => stream(hub, { dagName: params.name, dagRunId: params.dagRunId }, req, res),
+    }),
+  ];
+}

@@ -1,0 +1,79 @@
+import { eventsAfter, lastEventId, type Db, type EventRecord } from '@trellis/store';
+import type { Logger } from '../logging/logger.js';
+import { toError } from '../errors/normalize.js';
+
+const POLL_MS = 250;
+const BATCH = 500;
+
+export interface RunEventFilter {
+  dagName?: string;
+  dagRunId?: string;
+}
+
+interface Subscriber {
+  filter: RunEventFilter;
+  send: (event: EventRecord) => void;
+  /** The coordinator is shutting down: end the stream. */
+  end: () => void;
+}
+
+/**
+ * Follows the event log's run lifecycle events and fans them out to live streams. The log is
+ * written by every coordinator on the database, so a stream sees runs whichever coordinator
+ * or worker moved them. It polls only while someone listens: one indexed query per 250 ms.
+ */
+export class RunEventHub {
+  private readonly subscribers = new Set<Subscriber>();
+  private cursor = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private polling = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Streams events after `afterId` (a client's Last-Event-ID), or from now. */
+  async subscribe(filter: RunEventFilter, afterId: number | undefined, send: (event: EventRecord) => void, end: () => void): Promise<() => void> {
+    const subscriber: Subscriber = { filter, send, end };
+    if (afterId !== undefined) {
+      for (const event of await eventsAfter(this.db, afterId, 'dag_run', BATCH)) if (matches(filter, event)) send(event);
+    }
+    if (this.subscribers.size === 0) {
+      this.cursor = await lastEventId(this.db);
+      this.timer = setInterval(() => void this.poll(), POLL_MS);
+      this.timer.unref();
+    }
+    this.subscribers.add(subscriber);
+    return () => {
+      this.subscribers.delete(subscriber);
+      if (this.subscribers.size === 0) clearInterval(this.timer);
+    };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const subscriber of this.subscribers) subscriber.end();
+    this.subscribers.clear();
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    try {
+      const events = await eventsAfter(this.db, this.cursor, 'dag_run', BATCH);
+      for (const event of events) {
+        this.cursor = event.id;
+        for (const subscriber of this.subscribers) if (matches(subscriber.filter, event)) subscriber.send(event);
+      }
+    } catch (error) {
+      this.logger.warn('run event stream poll failed', { error: toError(error) });
+    } finally {
+      this.polling = false;
+    }
+  }
+}
+
+function matches(filter: RunEventFilter, event: EventRecord): boolean {
+  return (filter.dagName === undefined || filter.dagName === event.dagName) && (filter.dagRunId === undefined || filter.dagRunId === event.dagRunId);
+}

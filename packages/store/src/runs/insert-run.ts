@@ -37,12 +37,15 @@ export function specHash(yaml: string): string {
   return createHash('sha256').update(yaml).digest('hex');
 }
 
-/** Records a new run (queued or running) and the definition it runs, in one transaction-safe pair of statements. */
+/**
+ * Records a new run (queued or running) and the definition it runs, in one statement: the
+ * definition row is written by a CTE, and the foreign key is checked at the statement's end.
+ */
 export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
   const hash = specHash(run.specYaml);
-  await q.query('INSERT INTO dag_specs (hash, yaml) VALUES ($1, $2) ON CONFLICT (hash) DO NOTHING', [hash, run.specYaml]);
   const rows = await q.query<RunRecord>(
-    `INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
+    `WITH spec AS (INSERT INTO dag_specs (hash, yaml) VALUES ($13, $20) ON CONFLICT (hash) DO NOTHING)
+     INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
        attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
        dispatch_target, worker_selector)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
@@ -53,7 +56,7 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
       run.dagName, run.dagRunId, run.fileName, run.rootDagRunName ?? run.dagName, run.rootDagRunId ?? run.dagRunId,
       run.parentDagRunName ?? '', run.parentDagRunId ?? '', run.attemptId, run.status, run.params, run.queueName, run.logFile,
       hash, run.labels, run.trigger, run.noReuse, run.profileName ?? '',
-      run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}),
+      run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}), run.specYaml,
     ],
   );
   const [row] = rows;

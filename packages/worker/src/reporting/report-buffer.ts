@@ -75,6 +75,8 @@ export class ReportBuffer implements RunReporter {
   }
 
   onOutputs(outputs: RunOutputs): void {
+    // No outputs, nothing to store: the coordinator answers a run without them with empty metadata.
+    if (Object.keys(outputs.outputs).length === 0) return;
     this.push({ seq: 0, body: 'outputsJson', outputsJson: JSON.stringify(outputs) });
   }
 

@@ -10,6 +10,7 @@ const cluster = new Cluster({
   dags: {
     'on-a': 'worker_selector:\n  pool: a\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
     'on-b': 'worker_selector:\n  pool: b\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
+    'slow-a': 'worker_selector:\n  pool: a\nsteps:\n  - sleep 60\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - echo gpu\n',
     fanout: [
       'worker_selector:\n  pool: a\nsteps:\n  - name: child\n    call: where-am-i\n    worker_selector:\n      pool: b',
@@ -113,6 +114,17 @@ describe('distributed dispatch', () => {
       "SELECT worker_id AS worker, parent_dag_run_id AS parent, root_dag_run_id AS root FROM runs WHERE dag_name = 'where-am-i'",
     );
     assert.deepEqual(child, { worker: 'worker-b', parent: 'f1', root: 'f1' });
+  });
+
+  test('stopping a run on a worker takes effect within a couple of seconds', async () => {
+    assert.equal((await cluster.call('POST', '/dags/slow-a/start', { dagRunId: 'stop-me' })).status, 200);
+    await waitFor('the run to start', async () => ((await runStatus('slow-a', 'stop-me')).status === 1 ? true : undefined), 15_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const asked = Date.now();
+    assert.equal((await cluster.call('POST', '/dag-runs/slow-a/stop-me/stop')).status, 200);
+    const stopped = await finished('slow-a', 'stop-me', 10_000);
+    assert.equal(stopped.status, 3);
+    assert.ok(Date.now() - asked < 3000, `aborted ${Date.now() - asked} ms after the stop`);
   });
 
   test('a worker with the wrong token is refused and exits', async () => {

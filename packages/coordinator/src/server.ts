@@ -120,7 +120,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     workerId: localId,
     observer: metrics,
     // Called only once runs exist, after the dispatcher below is constructed.
-    onFinished: () => dispatcher.wake(),
+    onFinished: () => dispatcher.wake('slot'),
   });
   const remote = new RemotePollers({
     db,
@@ -144,7 +144,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   });
   let grpc: GrpcServer | undefined;
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db, metrics), specs, runs, observer: metrics, wake: () => dispatcher.wake() });
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db, metrics), specs, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });

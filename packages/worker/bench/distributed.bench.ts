@@ -29,7 +29,7 @@ async function waitForTerminal(cluster: Cluster, dagName: string, count: number)
 }
 
 /** N one-step runs enqueued through the API as fast as it takes them; completions per second. */
-async function throughput(cluster: Cluster, round: number): Promise<number> {
+async function throughput(cluster: Cluster, round: number | 'warm-up'): Promise<number> {
   const started = performance.now();
   const inFlight = 16;
   let next = 0;
@@ -42,7 +42,7 @@ async function throughput(cluster: Cluster, round: number): Promise<number> {
       }
     }),
   );
-  await waitForTerminal(cluster, 'one', (round + 1) * RUNS_PER_ROUND);
+  await waitForTerminal(cluster, 'one', (round === 'warm-up' ? 1 : round + 2) * RUNS_PER_ROUND);
   return RUNS_PER_ROUND / ((performance.now() - started) / 1000);
 }
 
@@ -76,6 +76,8 @@ async function benchTrellis(): Promise<{ runsPerSec: number[]; latencies: number
     cluster.startWorker('bench-worker', 'pool=bench', { pollers: POLLERS });
     await cluster.workerReady('bench-worker');
     const runsPerSec: number[] = [];
+    // Not counted: the first few hundred runs pay for JIT warm-up in three processes and cold caches in PostgreSQL.
+    console.log(`  trellis warm-up: ${(await throughput(cluster, 'warm-up')).toFixed(1)} runs/s (not counted)`);
     for (let round = 0; round < ROUNDS; round += 1) {
       runsPerSec.push(await throughput(cluster, round));
       console.log(`  trellis round ${round + 1}: ${runsPerSec.at(-1)?.toFixed(1)} runs/s (${RUNS_PER_ROUND} one-step runs, coordinator -> 1 worker, ${POLLERS} pollers)`);

@@ -30,8 +30,8 @@ export interface WorkerServiceDeps {
   applier: ReportApplier;
   specs: SpecCache;
   runs: RunService;
-  /** A run finished or a slot freed: admit more. */
-  wake: () => void;
+  /** New work may be queued (`work`), or a run finished and freed its slot (`slot`): admit more. */
+  wake: (reason?: 'work' | 'slot') => void;
   observer: RunObserver;
 }
 
@@ -105,7 +105,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
 
     Report: async (request) => {
       const outcome = await deps.applier.apply(request.workerId, request.ref, request.events);
-      if (outcome.finished) deps.wake();
+      if (outcome.finished) deps.wake('slot');
       return { appliedSeq: outcome.appliedSeq, stale: outcome.stale };
     },
 

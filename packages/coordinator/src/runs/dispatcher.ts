@@ -30,18 +30,27 @@ export class Dispatcher {
   private again = false;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** The last admission found no local run queued, and nothing has queued one since. */
+  private noLocalQueued = false;
 
   constructor(private readonly deps: DispatcherDeps) {}
 
   start(): void {
-    this.timer = setInterval(() => this.wake(), SWEEP_MS);
+    this.timer = setInterval(() => this.wake('work'), SWEEP_MS);
     this.timer.unref();
     this.wake();
   }
 
-  wake(): void {
+  /**
+   * `work`: runs may have been queued (here, by another coordinator, or by a requeue). `slot`:
+   * a run finished and freed a queue slot; that matters to local admission only if local runs
+   * are waiting, so a busy remote fleet does not cost a local admission pass per finished run.
+   */
+  wake(reason: 'work' | 'slot' = 'work'): void {
     if (this.stopped) return;
     this.deps.remote?.wake();
+    if (reason === 'work') this.noLocalQueued = false;
+    else if (this.noLocalQueued) return;
     if (this.running !== undefined) {
       this.again = true;
       return;
@@ -62,7 +71,7 @@ export class Dispatcher {
       this.again = false;
       try {
         const admitted = await this.deps.db.transaction((tx) =>
-          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH }),
+          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH, onNoneQueued: () => (this.noLocalQueued = true) }),
         );
         for (const run of admitted) await this.deps.executor.start(run);
         if (admitted.length === BATCH) this.again = true;

@@ -12,6 +12,8 @@ export interface AdmissionRequest {
   target: AdmissionTarget;
   /** At most this many runs per call. */
   batch: number;
+  /** Called when no run at all waits for this target (not merely: every queue is full). */
+  onNoneQueued?: () => void;
 }
 
 /** Runs the target may take: local ones, or remote ones whose selector the worker's labels contain. */
@@ -33,7 +35,10 @@ async function freeSlots(q: Queryable, request: AdmissionRequest): Promise<Map<s
     [filter.param],
   );
   const queues = locked.map((r) => r.queue);
-  if (queues.length === 0) return new Map();
+  if (queues.length === 0) {
+    request.onNoneQueued?.();
+    return new Map();
+  }
   const running = await q.query<{ queue: string; n: number }>(
     'SELECT queue_name AS queue, count(*)::int AS n FROM runs WHERE status IN (1, 7) AND queue_name = ANY($1::text[]) GROUP BY queue_name',
     [queues],

@@ -1,6 +1,7 @@
 import { admitQueuedRuns, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
+import { SerialPass } from './serial-pass.js';
 
 interface Waiter {
   resolve: (run: RunRecord | undefined) => void;
@@ -29,9 +30,7 @@ export interface RemotePollersDeps {
  */
 export class RemotePollers {
   private readonly workers = new Map<string, WaitingWorker>();
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = false;
+  private readonly passes = new SerialPass(() => this.admitAll());
 
   constructor(private readonly deps: RemotePollersDeps) {}
 
@@ -65,30 +64,20 @@ export class RemotePollers {
   }
 
   wake(): void {
-    if (this.stopped) return;
-    if (this.running !== undefined) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop().finally(() => {
-      this.running = undefined;
-    });
+    this.passes.request();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    await this.running;
+    await this.passes.stop();
     for (const entry of this.workers.values()) for (const waiter of [...entry.waiters]) waiter.resolve(undefined);
   }
 
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      for (const [workerId, entry] of [...this.workers]) {
-        if (entry.waiters.length === 0) continue;
-        await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));
-      }
-    } while (this.again && !this.stopped);
+  private async admitAll(): Promise<boolean> {
+    for (const [workerId, entry] of [...this.workers]) {
+      if (entry.waiters.length === 0) continue;
+      await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));
+    }
+    return false;
   }
 
   private async admitFor(workerId: string, entry: WaitingWorker): Promise<void> {

@@ -2,6 +2,7 @@ import { admitQueuedRuns, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import type { LocalExecutor } from './local-executor.js';
+import { SerialPass } from '../dispatch/serial-pass.js';
 
 /** The safety net: admission also runs this often even if nothing woke it. */
 const SWEEP_MS = 2000;
@@ -26,8 +27,7 @@ export interface DispatcherDeps {
  * that arrive while it admits are folded into one more pass, so it never admits twice at once.
  */
 export class Dispatcher {
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly passes = new SerialPass(() => this.admitLocal());
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   /** The last admission found no local run queued, and nothing has queued one since. */
@@ -51,33 +51,26 @@ export class Dispatcher {
     this.deps.remote?.wake();
     if (reason === 'work') this.noLocalQueued = false;
     else if (this.noLocalQueued) return;
-    if (this.running !== undefined) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop().finally(() => {
-      this.running = undefined;
-    });
+    this.passes.request();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    await this.running;
+    await this.passes.stop();
   }
 
-  private async loop(): Promise<void> {
-    do {
-      this.again = false;
-      try {
-        const admitted = await this.deps.db.transaction((tx) =>
-          admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH, onNoneQueued: () => (this.noLocalQueued = true) }),
-        );
-        for (const run of admitted) await this.deps.executor.start(run);
-        if (admitted.length === BATCH) this.again = true;
-      } catch (error) {
-        this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
-      }
-    } while (this.again && !this.stopped);
+  /** One local admission; true when it filled a whole batch (more may be waiting). */
+  private async admitLocal(): Promise<boolean> {
+    try {
+      const admitted = await this.deps.db.transaction((tx) =>
+        admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH, onNoneQueued: () => (this.noLocalQueued = true) }),
+      );
+      for (const run of admitted) await this.deps.executor.start(run);
+      return admitted.length === BATCH;
+    } catch (error) {
+      this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
+      return false;
+    }
   }
 }

@@ -10,6 +10,10 @@ const cluster = new Cluster({
   dags: {
     'on-a': 'worker_selector:\n  pool: a\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
     'on-b': 'worker_selector:\n  pool: b\nsteps:\n  - name: where\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
+    'slow-parent': [
+      'worker_selector:\n  pool: a\nsteps:\n  - name: child\n    call: sleepy\n    worker_selector:\n      pool: b',
+      '---\nname: sleepy\nsteps:\n  - sleep 60\n',
+    ].join('\n'),
     'slow-a': 'worker_selector:\n  pool: a\nsteps:\n  - sleep 60\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - echo gpu\n',
     fanout: [
@@ -125,6 +129,18 @@ describe('distributed dispatch', () => {
     const stopped = await finished('slow-a', 'stop-me', 10_000);
     assert.equal(stopped.status, 3);
     assert.ok(Date.now() - asked < 3000, `aborted ${Date.now() - asked} ms after the stop`);
+  });
+
+  test('stopping a parent on one worker stops its sub-DAG child on the other', async () => {
+    assert.equal((await cluster.call('POST', '/dags/slow-parent/start', { dagRunId: 'p1' })).status, 200);
+    const child = await waitFor('the child to run on worker-b', async () => {
+      const [row] = await cluster.sql<{ id: string; status: number; worker: string }>("SELECT dag_run_id AS id, status, worker_id AS worker FROM runs WHERE dag_name = 'sleepy' AND parent_dag_run_id = 'p1'");
+      return row?.status === 1 && row.worker === 'worker-b' ? row : undefined;
+    }, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal((await cluster.call('POST', '/dag-runs/slow-parent/p1/stop')).status, 200);
+    assert.equal((await finished('slow-parent', 'p1', 15_000)).status, 3);
+    assert.equal((await finished('sleepy', child.id, 15_000)).status, 3);
   });
 
   test('a worker with the wrong token is refused and exits', async () => {

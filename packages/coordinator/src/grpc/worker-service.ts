@@ -4,7 +4,7 @@ import {
   isTerminalRunStatus, validateRunId,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
-  type WaitRunRequest, type WaitRunResponse,
+  type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
 import { ackRun, attemptsAssignedTo, cancellationsFor, getOutputs, getRun, recordHeartbeat, releaseLease, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
@@ -45,6 +45,7 @@ export interface WorkerHandlers {
   Report: Handler<ReportRequest, ReportResponse>;
   StartSubRun: Handler<StartSubRunRequest, StartSubRunResponse>;
   WaitRun: Handler<WaitRunRequest, WaitRunResponse>;
+  StopSubRun: Handler<StopSubRunRequest, StopSubRunResponse>;
 }
 
 function requireWorkerId(id: string): void {
@@ -118,6 +119,18 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       }
       const child = await deps.runs.enqueueChild(parent, request);
       return { dagRunId: child.dagRunId };
+    },
+
+    StopSubRun: async (request) => {
+      const child = await getRun(deps.db, request.dagName, request.dagRunId);
+      // Only the parent's own children: a worker cannot stop arbitrary runs through this call.
+      if (child === undefined || child.parentDagRunName !== request.parent.dagName || child.parentDagRunId !== request.parent.dagRunId) {
+        throw new GrpcStatusError(status.NOT_FOUND, `no child run ${request.dagRunId} of ${request.parent.dagRunId}`);
+      }
+      if (isTerminalRunStatus(child.status)) return { stopped: false };
+      await deps.runs.stop(child);
+      deps.logger.info('sub-DAG run stopped with its parent', { dagName: child.dagName, dagRunId: child.dagRunId, parentDagRunId: request.parent.dagRunId });
+      return { stopped: true };
     },
 
     WaitRun: async (request) => {

@@ -139,5 +139,16 @@ export interface WaitRunResponse {
   error: string;
 }
 
+export interface StopSubRunRequest {
+  workerId: string;
+  parent: TaskRef;
+  dagName: string;
+  dagRunId: string;
+}
+
+export interface StopSubRunResponse {
+  stopped: boolean;
+}
+
 /** Metadata key of the shared worker token (`Bearer <token>`). */
 export const WORKER_AUTH_METADATA = 'authorization';

@@ -5,7 +5,7 @@ import {
   PROTO_FILE, PROTO_LOADER_OPTIONS, WORKER_AUTH_METADATA,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
-  type WaitRunRequest, type WaitRunResponse,
+  type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
 import type { WorkerConfig } from '../config.js';
 
@@ -20,6 +20,7 @@ interface Methods {
   Report: [ReportRequest, ReportResponse];
   StartSubRun: [StartSubRunRequest, StartSubRunResponse];
   WaitRun: [WaitRunRequest, WaitRunResponse];
+  StopSubRun: [StopSubRunRequest, StopSubRunResponse];
 }
 
 interface ClientPackage {

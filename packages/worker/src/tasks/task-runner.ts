@@ -45,10 +45,20 @@ async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Pro
   }
 }
 
-/** Sub-DAG steps run as child runs the coordinator queues and places (by the step's worker_selector). */
+/**
+ * Sub-DAG steps run as child runs the coordinator queues and places (by the step's
+ * worker_selector). Stopping the parent stops the child through the coordinator, wherever it
+ * runs; the child's end then ends the wait.
+ */
 function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean): SubRunLauncher {
   return (request: SubRunRequest): SubRunHandle => {
-    let stopped = false;
+    let started = false;
+    let stopRequested = false;
+    const stopChild = (): void => {
+      void ctx.client
+        .request('StopSubRun', { workerId: ctx.workerId, parent: task.ref, dagName: request.dagName, dagRunId: request.dagRunId })
+        .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: (error as Error).message }));
+    };
     const done = (async (): Promise<SubRunResult> => {
       const selector = request.workerSelector;
       await persistently(
@@ -67,15 +77,20 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
           }),
         isStopping,
       );
+      started = true;
+      if (stopRequested) stopChild();
       for (;;) {
         const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
         if (answer.finished) {
           return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
         }
-        if (stopped) return { status: RunStatus.Aborted, outputs: {}, error: 'the parent run was stopped' };
       }
     })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${(error as Error).message}` }));
-    return { done, stop: () => (stopped = true) };
+    const stop = (): void => {
+      stopRequested = true;
+      if (started) stopChild();
+    };
+    return { done, stop };
   };
 }
 

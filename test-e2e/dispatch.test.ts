@@ -14,6 +14,7 @@ const cluster = new Cluster({
       'worker_selector:\n  pool: a\nsteps:\n  - name: child\n    call: sleepy\n    worker_selector:\n      pool: b',
       '---\nname: sleepy\nsteps:\n  - sleep 60\n',
     ].join('\n'),
+    gated: 'worker_selector:\n  pool: b\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      input: [TICKET]\n      required: [TICKET]\n  - name: deploy\n    command: echo "deploying $TICKET"\n    output: DEPLOYED\n',
     'slow-a': 'worker_selector:\n  pool: a\nsteps:\n  - sleep 60\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - echo gpu\n',
     fanout: [
@@ -141,6 +142,22 @@ describe('distributed dispatch', () => {
     assert.equal((await cluster.call('POST', '/dag-runs/slow-parent/p1/stop')).status, 200);
     assert.equal((await finished('slow-parent', 'p1', 15_000)).status, 3);
     assert.equal((await finished('sleepy', child.id, 15_000)).status, 3);
+  });
+
+  test('approving or rejecting a step that waits on a worker reaches the worker', async () => {
+    // The DAG's own queue runs one at a time, and a waiting run holds its slot: one after the other.
+    const waiting = (id: string) => waitFor(`${id} to wait`, async () => ((await runStatus('gated', id)).status === 7 ? true : undefined), 20_000);
+    assert.equal((await cluster.call('POST', '/dags/gated/start', { dagRunId: 'g-ok' })).status, 200);
+    await waiting('g-ok');
+    assert.equal((await cluster.call('POST', '/dag-runs/gated/g-ok/steps/nope/approve', { inputs: {} })).status, 404);
+    assert.equal((await cluster.call('POST', '/dag-runs/gated/g-ok/steps/gate/approve', { inputs: { TICKET: 'OPS-7' } })).status, 200);
+    assert.equal((await finished('gated', 'g-ok')).status, 4);
+    assert.equal((await cluster.call('POST', '/dags/gated/start', { dagRunId: 'g-no' })).status, 200);
+    await waiting('g-no');
+    assert.equal((await cluster.call('POST', '/dag-runs/gated/g-no/steps/gate/reject', { reason: 'not today' })).status, 200);
+    assert.equal((await finished('gated', 'g-no')).status, 8);
+    const outputs = (await cluster.call('GET', '/dag-runs/gated/g-ok/outputs')).json as { outputs: { deployed: string } };
+    assert.equal(outputs.outputs.deployed, 'deploying OPS-7');
   });
 
   test('a worker with the wrong token is refused and exits', async () => {

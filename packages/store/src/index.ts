@@ -22,3 +22,4 @@ export {
 } from './scheduler/state.js';
 export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';
 export { recordEvent, listEvents, eventsAfter, lastEventId, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';
+export { queueRunCommand, takeRunCommands, type RunCommand } from './dispatch/run-commands.js';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Task, TaskRef } from '@trellis/core';
+import type { RunCommandMessage, Task, TaskRef } from '@trellis/core';
 import type { WorkerConfig } from './config.js';
 import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
@@ -183,6 +183,20 @@ export class WorkerDaemon {
     }
   }
 
+  /** An approval decision from the coordinator for a step waiting in one of our runs. */
+  private decide(command: RunCommandMessage): void {
+    const attempt = [...this.running.values()].find((a) => sameAttempt(a.task.ref, command.ref));
+    const log = { dagRunId: command.ref.dagRunId, step: command.stepName, decision: command.kind };
+    if (attempt?.handle === undefined) return void this.logger.warn('decision for a run not running here', log);
+    try {
+      if (command.kind === 'approve') attempt.handle.approve(command.stepName, command.inputs);
+      else attempt.handle.reject(command.stepName, command.reason);
+      this.logger.info('step decision applied', log);
+    } catch (error) {
+      this.logger.warn('step decision refused', { ...log, error: (error as Error).message });
+    }
+  }
+
   private scheduleHeartbeat(): void {
     if (this.stopping && this.running.size === 0) return;
     this.heartbeatTimer = setTimeout(() => {
@@ -207,6 +221,7 @@ export class WorkerDaemon {
         this.logger.info('coordinator cancelled a run; stopping it', { dagName: ref.dagName, dagRunId: ref.dagRunId, attemptId: ref.attemptId });
         attempt.stop();
       }
+      for (const command of answer.commands) this.decide(command);
       if (answer.reregister) await this.register();
     } catch (error) {
       try {

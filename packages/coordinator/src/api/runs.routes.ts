@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
 import { ApprovalError } from '@trellis/engine';
-import { getLatestRun, getNodes, getOutputs, listRuns, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
+import { getLatestRun, getNodes, getOutputs, listRuns, queueRunCommand, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
 import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import type { DagIndex } from '../definitions/dag-index.js';
@@ -388,7 +388,13 @@ function approvalRoutes(deps: RunRoutesDeps): AnyRoute[] {
       handler: async ({ params, body }) => {
         const run = await resolveRun(deps, params.name, params.dagRunId);
         const handle = deps.executor.handle(run.id);
-        if (handle === undefined) throw new BadRequestError('the run is not waiting on this coordinator');
+        if (handle === undefined && run.dispatchTarget === 'remote' && run.status === RunStatus.Waiting) {
+          // The worker running it gets the decision with its next heartbeat, within a second.
+          if (!(await getNodes(deps.db, run.id)).some((n) => n.kind === 'step' && n.stepName === params.stepName)) throw new NotFoundError(`no step ${params.stepName} in this run`);
+          await queueRunCommand(deps.db, run.id, run.attemptId, { kind: action, stepName: params.stepName, inputs: body.inputs ?? {}, reason: body.reason ?? '' });
+          return {};
+        }
+        if (handle === undefined) throw new BadRequestError('the run is not waiting for approval');
         try {
           if (action === 'approve') handle.approve(params.stepName, body.inputs ?? {});
           else handle.reject(params.stepName, body.reason ?? '');

@@ -6,7 +6,7 @@ import {
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
   type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
-import { ackRun, attemptsAssignedTo, cancellationsFor, getOutputs, getRun, recordHeartbeat, releaseLease, type Db } from '@trellis/store';
+import { ackRun, attemptsAssignedTo, cancellationsFor, getOutputs, getRun, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RemotePollers } from '../dispatch/remote-pollers.js';
 import type { ReportApplier } from '../dispatch/report-applier.js';
@@ -100,8 +100,9 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
         request.pollersTotal,
         request.pollersBusy,
       );
-      if (!known || deps.registry.labelsOf(request.workerId) === undefined) return { cancel: [], reregister: true };
-      return { cancel: await cancellationsFor(deps.db, request.workerId, request.running.map((t) => t.ref)), reregister: false };
+      if (!known || deps.registry.labelsOf(request.workerId) === undefined) return { cancel: [], reregister: true, commands: [] };
+      const [cancel, commands] = await Promise.all([cancellationsFor(deps.db, request.workerId, request.running.map((t) => t.ref)), takeRunCommands(deps.db, request.workerId)]);
+      return { cancel, reregister: false, commands };
     },
 
     Report: async (request) => {

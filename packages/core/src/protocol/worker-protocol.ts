@@ -78,9 +78,18 @@ export interface HeartbeatRequest {
   pollersBusy: number;
 }
 
+export interface RunCommandMessage {
+  ref: TaskRef;
+  kind: string;
+  stepName: string;
+  inputs: Record<string, string>;
+  reason: string;
+}
+
 export interface HeartbeatResponse {
   cancel: TaskRef[];
   reregister: boolean;
+  commands: RunCommandMessage[];
 }
 
 export interface LogChunkMessage {

@@ -6,6 +6,7 @@ import { sql as dispatch } from './0003_dispatch.js';
 import { sql as scheduler } from './0004_scheduler.js';
 import { sql as metrics } from './0005_metrics.js';
 import { sql as events } from './0006_events.js';
+import { sql as runCommands } from './0007_run_commands.js';
 
 interface Migration {
   version: number;
@@ -21,6 +22,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, name: '0004_scheduler', sql: scheduler },
   { version: 5, name: '0005_metrics', sql: metrics },
   { version: 6, name: '0006_events', sql: events },
+  { version: 7, name: '0007_run_commands', sql: runCommands },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

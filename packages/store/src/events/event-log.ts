@@ -83,7 +83,10 @@ export async function listEvents(q: Queryable, filter: EventFilter): Promise<{ e
   const filtered = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   if (filter.cursor !== undefined) {
     const after = decodeCursor(filter.cursor);
-    const cursorWhere = [...where, `(occurred_at, id) < ($${params.push(after.at)}, $${params.push(after.id)})`];
+    // The event's own time at full precision (the cursor keeps milliseconds only).
+    const atParam = params.push(after.at);
+    const idParam = params.push(after.id);
+    const cursorWhere = [...where, `(occurred_at, id) < (COALESCE((SELECT occurred_at FROM event_logs WHERE id = $${idParam}), $${atParam}::timestamptz), $${idParam})`];
     const rows = await q.query<EventRecord>(`SELECT ${COLUMNS} FROM event_logs WHERE ${cursorWhere.join(' AND ')} ORDER BY occurred_at DESC, id DESC LIMIT $${params.push(filter.limit + 1)}`, params);
     return pageWithCursor(rows, filter.limit);
   }

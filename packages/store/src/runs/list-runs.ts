@@ -49,7 +49,9 @@ export async function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs:
   if (filter.cursor !== undefined) {
     const { at, id } = decodeCursor(filter.cursor);
     params.push(at, id);
-    where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+    // The row's own created_at, at the database's microsecond precision: the cursor's copy has
+    // only milliseconds, and runs created within one millisecond would otherwise be skipped.
+    where.push(`(created_at, id) < (COALESCE((SELECT created_at FROM runs WHERE id = $${params.length}), $${params.length - 1}::timestamptz), $${params.length})`);
   }
   params.push(filter.limit + 1);
   const rows = await q.query<RunRecord>(

@@ -96,6 +96,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
+  let peers: number | undefined;
   const instanceId = randomUUID();
   const startedAt = new Date();
   const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
@@ -140,6 +141,8 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     defaultExecutionMode: config.defaultExecutionMode,
     conditions: { db, registry, queueLimit, grpcRunning: grpcWanted },
     instanceId,
+    // Until the first monitor check says otherwise, assume there are peers: a notification too many costs little.
+    hasPeers: () => peers !== 0,
     specOfDag,
   });
   let grpc: GrpcServer | undefined;
@@ -151,7 +154,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);

@@ -11,7 +11,7 @@ export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, get
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
 export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';
 export { admitQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type AdmissionTarget } from './runs/admission.js';
-export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
+export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, countLiveCoordinators, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
 export { queueItems } from './runs/queue-items.js';
 export { notifyDispatch, DISPATCH_CHANNEL } from './dispatch/notify.js';

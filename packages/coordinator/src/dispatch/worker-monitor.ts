@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
+import { countLiveCoordinators, failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 
@@ -14,6 +14,8 @@ export interface WorkerMonitorOptions {
   onChange: () => void;
   /** This coordinator's own executor heartbeats with every check, so other coordinators can tell it is alive. */
   localWorkerId: string;
+  /** How many other coordinators are alive on the database, after every check. */
+  onPeers: (count: number) => void;
 }
 
 const CHECK_MS = 1000;
@@ -29,6 +31,7 @@ export async function startWorkerMonitor(options: WorkerMonitorOptions): Promise
   let busy = false;
   const check = async (): Promise<void> => {
     await recordHeartbeat(options.db, options.localWorkerId, [], 0, 0);
+    options.onPeers(await countLiveCoordinators(options.db, options.localWorkerId, options.heartbeatTimeoutSec));
     const requeued = await requeueUnacked(options.db, options.ackTimeoutSec);
     for (const run of requeued) options.logger.warn('hand-out not acknowledged in time; back to the queue', { dagName: run.dagName, dagRunId: run.dagRunId });
     let failed = 0;

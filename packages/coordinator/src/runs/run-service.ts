@@ -40,6 +40,8 @@ export interface RunServiceDeps {
   conditions: ConditionDeps;
   /** This coordinator process, as its dispatch notifications name it. */
   instanceId: string;
+  /** Other coordinators are alive on the database: only then is a NOTIFY worth its statement. */
+  hasPeers: () => boolean;
   /** The YAML of a stored DAG by name (sub-DAG runs that workers start). */
   specOfDag: (name: string) => string | undefined;
 }
@@ -198,7 +200,7 @@ export class RunService {
   /** This coordinator's dispatcher at once; the others on the database through NOTIFY. */
   async wakeDispatchers(): Promise<void> {
     this.deps.dispatcher.wake();
-    if (this.deps.db.capabilities.crossProcessNotify) await notifyDispatch(this.deps.db, this.deps.instanceId);
+    if (this.deps.db.capabilities.crossProcessNotify && this.deps.hasPeers()) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }
 
   private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {

@@ -70,3 +70,12 @@ export async function pruneWorkers(q: Queryable, olderThanSec: number): Promise<
   );
   return rows.length;
 }
+
+/** Other coordinators alive on this database (their executors heartbeat as `local:<id>` workers). */
+export async function countLiveCoordinators(q: Queryable, exceptWorkerId: string, staleSec: number): Promise<number> {
+  const [row] = await q.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM workers WHERE id LIKE 'local:%' AND id <> $1 AND last_heartbeat > now() - make_interval(secs => $2)",
+    [exceptWorkerId, staleSec],
+  );
+  return row?.n ?? 0;
+}

@@ -120,6 +120,10 @@ describe('worker protocol', () => {
     const stale = await worker.call<{ stale: boolean }>('Report', { workerId: 'w1', ref: { ...task.ref, attemptId: 'old-attempt' }, events: [{ seq: 7, statusJson: snapshot(task, 2, 2, '') }] });
     assert.equal(stale.stale, true);
     assert.equal((await details('r1')).status, 4, 'a stale report changes nothing');
+    await assert.rejects(
+      worker.call('Report', { workerId: 'w1', ref: task.ref, events: [{ seq: 7, statusJson: '{not json' }] }),
+      (e: { code: grpcStatus; details: string }) => e.code === grpcStatus.INVALID_ARGUMENT && /malformed report/.test(e.details),
+    );
   });
 
   test('a hand-out nobody acknowledges goes back to the queue under a new attempt; the late ack is refused', async () => {

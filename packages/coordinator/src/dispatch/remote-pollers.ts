@@ -1,4 +1,4 @@
-import { admitQueuedRuns, type Db, type RunRecord } from '@trellis/store';
+import { admitQueuedRuns, hasQueuedRemoteRuns, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { SerialPass } from './serial-pass.js';
@@ -73,7 +73,10 @@ export class RemotePollers {
   }
 
   private async admitAll(): Promise<boolean> {
-    for (const [workerId, entry] of [...this.workers]) {
+    const waiting = [...this.workers].filter(([, entry]) => entry.waiters.length > 0);
+    // One cheap probe instead of an admission transaction per idle worker when only local work moved.
+    if (waiting.length === 0 || !(await hasQueuedRemoteRuns(this.deps.db).catch(() => true))) return false;
+    for (const [workerId, entry] of waiting) {
       if (entry.waiters.length === 0) continue;
       await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));
     }

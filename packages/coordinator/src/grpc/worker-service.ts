@@ -106,7 +106,11 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
     },
 
     Report: async (request) => {
-      const outcome = await deps.applier.apply(request.workerId, request.ref, request.events);
+      const outcome = await deps.applier.apply(request.workerId, request.ref, request.events).catch((error: unknown) => {
+        // A body that is not the JSON the protocol promises is the sender's fault, not ours.
+        if (error instanceof SyntaxError) throw new GrpcStatusError(status.INVALID_ARGUMENT, `malformed report: ${error.message}`);
+        throw error;
+      });
       if (outcome.finished) deps.wake('slot');
       return { appliedSeq: outcome.appliedSeq, stale: outcome.stale };
     },

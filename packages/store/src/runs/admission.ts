@@ -108,3 +108,9 @@ export async function requeueForRetry(q: Queryable, runId: number, attemptId: st
   if (row !== undefined) await q.query('DELETE FROM run_nodes WHERE run_id = $1', [runId]);
   return row;
 }
+
+/** Whether any run waits for a remote worker: when none does, idle pollers need no admission pass each. */
+export async function hasQueuedRemoteRuns(q: Queryable): Promise<boolean> {
+  const rows = await q.query("SELECT 1 FROM runs WHERE status = 5 AND dispatch_target = 'remote' LIMIT 1");
+  return rows.length > 0;
+}

@@ -104,16 +104,18 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
   const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), ended: Promise.resolve(), done: Promise.resolve() };
   const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());
   const picked = ctx.dags.select(task.specYaml, task.fileName || task.ref.dagName, task.ref.dagName);
-  if (picked.dag === undefined) {
-    log.error('task definition is invalid', { error: picked.error });
-    attempt.done = failUnstarted(reports, task, picked.error ?? 'no DAG to run');
+  const params = parseParams(task.paramsJson);
+  const problem = picked.dag === undefined ? (picked.error ?? 'no DAG to run') : params === undefined ? 'the task params are not a JSON array of {name, value}' : undefined;
+  if (picked.dag === undefined || params === undefined || problem !== undefined) {
+    log.error('task cannot start', { error: problem });
+    attempt.done = failUnstarted(reports, task, problem ?? 'the task cannot start');
     attempt.ended = attempt.done;
     return attempt;
   }
   const handle = runDag({
     dag: picked.dag,
     localDags: picked.localDags,
-    params: JSON.parse(task.paramsJson) as ResolvedParams,
+    params,
     identity: {
       ...task.ref,
       rootDagRunName: task.rootDagRunName,
@@ -137,6 +139,15 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     .then(() => reports.settled())
     .finally(() => rm(attemptDir, { recursive: true, force: true }).catch(() => undefined));
   return attempt;
+}
+
+function parseParams(json: string): ResolvedParams | undefined {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? (value as ResolvedParams) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A task that cannot even start still ends, Failed with the reason, through the normal report path. */

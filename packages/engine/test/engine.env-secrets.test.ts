@@ -80,6 +80,29 @@ steps:
     assert.doesNotMatch(everything, /hunter2-super-secret|file-token-abc123/);
   });
 
+  test('the run log masks secrets that reach its messages', async () => {
+    // The router logs the value it matched: here a secret, expanded.
+    const result = await runYaml(
+      `
+type: graph
+secrets:
+  - {name: DB_PASSWORD, provider: env, key: PROD_DB_PASSWORD}
+steps:
+  - name: pick
+    type: router
+    value: \${DB_PASSWORD}
+    routes:
+      "re:.*": [after]
+  - {name: after, command: "true"}
+`,
+      { hostEnv },
+    );
+    assert.equal(result.status, RunStatus.Success);
+    const runLog = readLog(result.snapshot.log);
+    assert.ok(runLog.includes(`router "pick": value "${MASK}" -> after`), runLog);
+    assert.doesNotMatch(runLog + result.reporter.text('run'), /hunter2-super-secret/);
+  });
+
   test('a missing secret fails the run before any step runs', async () => {
     const result = await runYaml('secrets:\n  - {name: S, provider: env, key: NOT_SET_ANYWHERE}\nsteps:\n  - echo never\n', { hostEnv });
     assert.equal(result.status, RunStatus.Failed);

@@ -14,9 +14,11 @@ export function filterHostEnv(host: NodeJS.ProcessEnv, passthrough: string[] = [
   const names = new Set([...ALLOWED, ...passthrough]);
   const prefixes = [...PREFIXES, ...passthroughPrefixes];
   const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(host)) {
-    if (value === undefined) continue;
-    if (names.has(key) || prefixes.some((p) => key.startsWith(p))) out[key] = value;
+  // Keys first: reading every value of process.env crosses into C++ once per variable.
+  for (const key of Object.keys(host)) {
+    if (!names.has(key) && !prefixes.some((p) => key.startsWith(p))) continue;
+    const value = host[key];
+    if (value !== undefined) out[key] = value;
   }
   return out;
 }

@@ -16,6 +16,7 @@ import {
 } from '@trellis/core';
 import type { ApprovalInputs, RunOptions, RunOutputs, RunResult, RunSnapshot, SubRunHandle } from '../types.js';
 import { LogSink } from '../logs/log-sink.js';
+import { RunLogFile } from '../logs/run-log-file.js';
 import { SecretMasker } from '../logs/secret-masker.js';
 import { executorFor } from '../executors/registry.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
@@ -49,6 +50,20 @@ const discard = new Writable({ write: (_chunk, _encoding, callback) => callback(
 
 const safeFileName = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
 
+/**
+ * The log directory, then the work directory. The host has usually made the log directory's
+ * parent already; a plain mkdir first saves the failed call and the error object a recursive
+ * mkdir of a missing parent starts with.
+ */
+function makeRunDirectories(logDir: string, workDir: string): void {
+  try {
+    mkdirSync(logDir);
+  } catch {
+    mkdirSync(logDir, { recursive: true });
+  }
+  mkdirSync(workDir, { recursive: true });
+}
+
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   if (ms <= 0 || signal.aborted) return Promise.resolve();
   return new Promise((resolveSleep) => {
@@ -78,7 +93,7 @@ export class DagRunner implements RunHandle {
   private readonly runLogPath: string;
   private masker = new SecretMasker([]);
   private baseEnv: Record<string, string> = {};
-  private runLog: LogSink | undefined;
+  private runLog: RunLogFile | undefined;
   private status: RunStatus = RunStatus.NotStarted;
   private startedAt = '';
   private finishedAt = '';
@@ -173,10 +188,10 @@ export class DagRunner implements RunHandle {
     this.startedAt = new Date().toISOString();
     let dagTimer: NodeJS.Timeout | undefined;
     try {
-      // Synchronous on purpose: on ext4 a create costs ~0.6 ms, and the thread-pool round trip
-      // of the async call doubles that; these few calls per run are the engine's largest cost.
-      mkdirSync(this.workDir, { recursive: true });
-      this.runLog = this.newSink(this.runLogPath, 'run');
+      // Synchronous on purpose: a create in a fresh directory takes tens of microseconds, less
+      // than the thread-pool round trip of the async call, and the first step waits for it.
+      makeRunDirectories(this.options.logDir, this.workDir);
+      this.runLog = new RunLogFile(this.runLogPath, this.options.reporter);
       this.log(`run ${this.options.identity.dagRunId} of ${this.dag.name} started (attempt ${this.options.identity.attemptId})`);
       await this.prepareEnvironment();
       this.emit();
@@ -230,10 +245,7 @@ export class DagRunner implements RunHandle {
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
     const outputs = this.collectOutputs();
     this.options.reporter.onOutputs(outputs);
-    if (this.runLog !== undefined) {
-      this.runLog.end();
-      await finished(this.runLog).catch(() => undefined);
-    }
+    this.runLog?.close();
     const snapshot = this.snapshot();
     this.options.reporter.onStatus(snapshot);
     return { status: this.status, snapshot, outputs };
@@ -354,7 +366,7 @@ export class DagRunner implements RunHandle {
   }
 
   private log(message: string): void {
-    this.runLog?.write(`${new Date().toISOString()} ${message}\n`);
+    this.runLog?.append(`${new Date().toISOString()} ${this.masker.mask(message)}\n`);
   }
 
   private emit(): void {

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the TypeScript test files straight from source with Node's own test runner.
 // Node 20's `--test` cannot glob, so the files are found here. Arguments name the
-// folders to search (default: every package); `test-e2e` holds the cluster tests.
+// folders to search (default: every package) or single test files; `test-e2e` holds the
+// cluster tests.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -23,6 +24,7 @@ function findTests(dir, out) {
 
 const files = roots.flatMap((r) => {
   const abs = resolve(root, r);
+  if (abs.endsWith('.test.ts') && existsSync(abs)) return [abs];
   const testDir = join(abs, 'test');
   return findTests(existsSync(testDir) ? testDir : abs, []);
 }).sort();

@@ -46,8 +46,12 @@ describe('failures', () => {
     await cluster.workerReady('worker-c');
     assert.equal((await cluster.call('POST', '/dags/graceful/start', { dagRunId: 'g1' })).status, 200);
     await waitFor('the run to start', async () => ((await statuses('graceful')).get('g1')?.status === 1 ? true : undefined), 15_000);
+    const signalled = Date.now();
     assert.equal(await cluster.terminateWorker('worker-c'), 0);
     assert.equal((await statuses('graceful')).get('g1')?.status, 4);
+    // The step sleeps 3 s; the process must not linger for the 60 s grace period once it drained.
+    const exitedAfter = Date.now() - signalled;
+    assert.ok(exitedAfter < 15_000, `the worker exited ${exitedAfter} ms after SIGTERM`);
   });
 
   test('kill -9 of a worker mid-run fails its run with a clear error within 20 s; the other worker is unaffected', async () => {

@@ -21,6 +21,20 @@ export class WorkerRefusedError extends Error {
 const sameAttempt = (a: TaskRef, b: TaskRef): boolean => a.dagName === b.dagName && a.dagRunId === b.dagRunId && a.attemptId === b.attemptId;
 
 /**
+ * Whether `work` settles within `ms`. The timer is cleared when the work wins: a pending
+ * grace-period timer would otherwise keep the process alive long after a drained shutdown.
+ */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true as const), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * The worker daemon: registers, runs one poller per slot, heartbeats every second, and keeps
  * its runs going (buffering their reports) while the coordinator is away.
  */
@@ -68,11 +82,11 @@ export class WorkerDaemon {
     for (const call of this.polls) call.cancel();
     this.logger.info('worker stopping: no new tasks; waiting for running ones', { running: this.running.size, graceSec: this.config.shutdownGraceSec });
     const all = () => Promise.all([...this.running.values()].map((a) => a.done));
-    const graceful = await Promise.race([all().then(() => true), sleep(this.config.shutdownGraceSec * 1000).then(() => false)]);
+    const graceful = await settlesWithin(all(), this.config.shutdownGraceSec * 1000);
     if (!graceful) {
       this.logger.warn('grace period over: stopping running tasks', { running: this.running.size });
       for (const attempt of this.running.values()) attempt.stop();
-      await Promise.race([all(), sleep(30_000)]);
+      await settlesWithin(all(), 30_000);
     }
     await Promise.all(this.pollers);
     clearTimeout(this.heartbeatTimer);

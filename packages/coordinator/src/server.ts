@@ -10,7 +10,7 @@ import { dagRoutes } from './api/dags.routes.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
 import { Dispatcher } from './runs/dispatcher.js';
-import { LocalExecutor, localWorkerId } from './runs/local-executor.js';
+import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
 import { startRetention } from './runs/retention.js';
 import { SpecCache } from './runs/spec-cache.js';
@@ -122,6 +122,8 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     observer: metrics,
     // Called only once runs exist, after the dispatcher below is constructed.
     onFinished: () => dispatcher.wake('slot'),
+    // Likewise: sub-DAG steps that name worker labels queue their children through the run service below.
+    childRuns: (): ChildRunQueue => runs,
   });
   const remote = new RemotePollers({
     db,

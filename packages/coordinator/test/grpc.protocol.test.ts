@@ -24,7 +24,7 @@ async function pollTask(workerId = 'w1'): Promise<Task> {
 }
 
 async function details(dagRunId: string) {
-  return (await t.call('GET', `/dag-runs/remote/${dagRunId}`)).json.dagRun as { status: number; attemptId: string; error: string; nodes: Array<{ stdout: string }>; conditions?: Array<{ reason: string }> };
+  return (await t.call('GET', `/dag-runs/remote/${dagRunId}`)).json.dagRun as { status: number; attemptId: string; error: string; nodes: Array<{ stdout: string; status: number }>; conditions?: Array<{ reason: string }> };
 }
 
 function snapshot(task: Task, status: number, nodeStatus: number, stdout: string) {
@@ -126,6 +126,25 @@ describe('worker protocol', () => {
     );
   });
 
+  test('a batch with several snapshots stores the newest, after its log chunks', async () => {
+    await enqueue('r-batch');
+    const task = await pollTask();
+    await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
+    const events = [
+      { seq: 1, statusJson: snapshot(task, 1, 1, 'greet.out') },
+      { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('done\n') } },
+      { seq: 3, statusJson: snapshot(task, 4, 4, 'greet.out') },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events })).appliedSeq, 3);
+    const run = await details('r-batch');
+    assert.deepEqual([run.status, run.nodes[0]?.status], [4, 4]);
+    assert.equal(readFileSync(run.nodes[0]?.stdout ?? '', 'utf8'), 'done\n');
+    // The sequence advanced with the snapshot: an event numbered below it is not applied again.
+    const late = await worker.call<{ appliedSeq: number; stale: boolean }>('Report', { workerId: 'w1', ref: task.ref, events: [{ seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('oops\n') } }] });
+    assert.deepEqual([late.appliedSeq, late.stale], [3, false]);
+    assert.equal(readFileSync(run.nodes[0]?.stdout ?? '', 'utf8'), 'done\n');
+  });
+
   test('a hand-out nobody acknowledges goes back to the queue under a new attempt; the late ack is refused', async () => {
     await enqueue('u1');
     const task = await pollTask();
@@ -170,6 +189,19 @@ describe('worker protocol', () => {
     assert.deepEqual([items.items.map((i) => i.dagRunId), items.pagination.totalRecords], [['c1'], 1]);
     assert.equal((await t.call('GET', '/queues/nope/items')).status, 404);
     assert.equal((await t.call('GET', '/queues/wide/items?type=sideways')).status, 400);
+  });
+
+  test("StartSubRun records the env a parent hands its child and the child's task carries it; bad names are refused", async () => {
+    const parent = { dagName: 'remote', dagRunId: 'c1', attemptId: (await details('c1')).attemptId };
+    const request = { workerId: 'w1', parent, rootDagRunName: 'remote', rootDagRunId: 'c1', dagName: 'local', specYaml: '', paramsJson: '', dagRunId: 'c1-item-0', workerSelector: { pool: 'x' }, runLocal: false };
+    await assert.rejects(
+      worker.call('StartSubRun', { ...request, env: { 'NOT A NAME': 'x' } }),
+      (e: { code: grpcStatus; details: string }) => e.code === grpcStatus.INVALID_ARGUMENT && /not an environment variable name/.test(e.details),
+    );
+    assert.deepEqual(await worker.call('StartSubRun', { ...request, env: { ITEM: 'a' } }), { dagRunId: 'c1-item-0' });
+    const task = await pollTask();
+    assert.deepEqual([task.ref.dagRunId, task.parentDagRunId, task.env], ['c1-item-0', 'c1', { ITEM: 'a' }]);
+    await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
   });
 });
 

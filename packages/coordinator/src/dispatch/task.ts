@@ -13,7 +13,8 @@ export async function taskFor(specs: SpecCache, run: RunRecord): Promise<Task> {
     specYaml: (await specs.yaml(run.specHash)) ?? '',
     fileName: run.fileName,
     paramsJson: run.params,
-    env: {},
+    // Run-level variables recorded with the run (ITEM of a `parallel` sub-run).
+    env: run.runEnv,
     secrets: {},
     queuedAt: run.queuedAt?.toISOString() ?? '',
   };

@@ -6,7 +6,7 @@ import {
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
   type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
-import { ackRun, attemptsAssignedTo, cancellationsFor, getOutputs, getRun, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
+import { ackRun, attemptsAssignedTo, cancellationsFor, getRun, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RemotePollers } from '../dispatch/remote-pollers.js';
 import type { ReportApplier } from '../dispatch/report-applier.js';
@@ -15,12 +15,14 @@ import { taskFor } from '../dispatch/task.js';
 import type { RunService } from '../runs/run-service.js';
 import type { SpecCache } from '../runs/spec-cache.js';
 import type { RunObserver } from '../runs/run-observer.js';
+import { waitForRunEnd } from '../runs/run-waiter.js';
 import { GrpcStatusError } from './server.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
-const WAIT_RUN_POLL_MS = 200;
 const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+/** Names a sub-run's env may set: environment variable names, as steps can read them. */
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface WorkerServiceDeps {
   db: Db;
@@ -57,8 +59,6 @@ function knownLabels(deps: WorkerServiceDeps, workerId: string): Record<string, 
   if (labels === undefined) throw new GrpcStatusError(status.NOT_FOUND, `worker ${workerId} is not registered with this coordinator; register again`);
   return labels;
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The coordinator's side of the worker protocol. */
 export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
@@ -118,6 +118,8 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
     StartSubRun: async (request) => {
       const idProblem = validateRunId(request.dagRunId);
       if (idProblem !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `dag_run_id ${idProblem}`);
+      const badName = Object.keys(request.env).find((name) => !ENV_NAME.test(name));
+      if (badName !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `env: "${badName}" is not an environment variable name`);
       const parent = await getRun(deps.db, request.parent.dagName, request.parent.dagRunId);
       if (parent === undefined || parent.attemptId !== request.parent.attemptId || parent.workerId !== request.workerId) {
         throw new GrpcStatusError(status.FAILED_PRECONDITION, 'the parent attempt is no longer current');
@@ -138,18 +140,14 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       return { stopped: true };
     },
 
-    WaitRun: async (request) => {
-      const deadline = Date.now() + Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS);
-      for (;;) {
-        const run = await getRun(deps.db, request.dagName, request.dagRunId);
-        if (run === undefined) throw new GrpcStatusError(status.NOT_FOUND, `no run ${request.dagRunId} of ${request.dagName}`);
-        if (isTerminalRunStatus(run.status)) {
-          const outputs = await getOutputs(deps.db, run.id);
-          return { finished: true, status: run.status, outputsJson: JSON.stringify(outputs?.outputs ?? {}), error: run.error };
-        }
-        if (Date.now() >= deadline) return { finished: false, status: run.status, outputsJson: '{}', error: '' };
-        await sleep(WAIT_RUN_POLL_MS);
-      }
+    WaitRun: async (request, _metadata, call) => {
+      // A worker that gave up on the call (it stopped, or lost the connection) is not waited for.
+      const cancelled = new AbortController();
+      call.once('cancelled', () => cancelled.abort());
+      const end = await waitForRunEnd(deps.db, request.dagName, request.dagRunId, { waitMs: Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS), signal: cancelled.signal });
+      if (end.state === 'missing') throw new GrpcStatusError(status.NOT_FOUND, `no run ${request.dagRunId} of ${request.dagName}`);
+      if (end.state === 'pending') return { finished: false, status: end.status, outputsJson: '{}', error: '' };
+      return { finished: true, status: end.status, outputsJson: JSON.stringify(end.outputs), error: end.error };
     },
   };
 }

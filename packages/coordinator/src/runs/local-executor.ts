@@ -1,7 +1,8 @@
+import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RunStatus, resolveStartParams, selectDag, type ResolvedParams } from '@trellis/core';
-import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest } from '@trellis/engine';
+import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
+import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
@@ -9,6 +10,7 @@ import { PersistingReporter } from './persisting-reporter.js';
 import { runLogFile } from './log-paths.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
+import { waitForRunEnd } from './run-waiter.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -21,6 +23,15 @@ export function localWorkerId(coordinatorId: string): string {
 
 export function isLocalWorkerId(workerId: string): boolean {
   return workerId.startsWith('local:');
+}
+
+/**
+ * Child runs that must go to a worker (a sub-DAG step whose worker_selector names labels) take
+ * the path a worker's StartSubRun takes: RunService queues them, and stops them with their parent.
+ */
+export interface ChildRunQueue {
+  enqueueChild(parent: RunRecord, request: StartSubRunRequest): Promise<RunRecord>;
+  stop(run: RunRecord): Promise<void>;
 }
 
 export interface LocalExecutorDeps {
@@ -38,6 +49,11 @@ export interface LocalExecutorDeps {
   specOfDag: (name: string) => string | undefined;
   /** A run finished: its slot is free. */
   onFinished: () => void;
+  /**
+   * Where children bound for a worker are queued. Late-bound: RunService is built after this
+   * executor (it needs it), and the getter is called only once runs exist.
+   */
+  childRuns: () => ChildRunQueue;
 }
 
 /**
@@ -47,8 +63,13 @@ export interface LocalExecutorDeps {
 export class LocalExecutor {
   private readonly handles = new Map<number, RunHandle>();
   private readonly finished = new Map<number, Promise<void>>();
+  /** Aborted by drain(): waits for children on workers end, whatever the children do. */
+  private readonly closing = new AbortController();
 
-  constructor(private readonly deps: LocalExecutorDeps) {}
+  constructor(private readonly deps: LocalExecutorDeps) {
+    // Each child waiting on a worker listens for the shutdown while it sleeps: any number at once.
+    setMaxListeners(0, this.closing.signal);
+  }
 
   get running(): number {
     return this.handles.size;
@@ -89,6 +110,7 @@ export class LocalExecutor {
       },
       logDir: dirname(run.logFile),
       reporter,
+      env: run.runEnv,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       streamLogs: false,
       docsDir: this.deps.docsDir,
@@ -125,9 +147,14 @@ export class LocalExecutor {
     return this.handles.get(runId);
   }
 
-  /** Stops every run and waits for them to end (graceful shutdown). */
+  /**
+   * Stops every run and waits for them to end (graceful shutdown). Children on workers are
+   * asked to stop with their parents, but not waited for: their workers may not reach this
+   * coordinator any more.
+   */
   async drain(): Promise<void> {
     for (const handle of this.handles.values()) handle.stop();
+    this.closing.abort();
     await Promise.all([...this.finished.values()]);
   }
 
@@ -137,12 +164,70 @@ export class LocalExecutor {
     this.deps.onFinished();
   }
 
+  /**
+   * Sub-DAG steps: a step whose worker_selector names labels queues its child for a worker;
+   * `worker_selector: local` and no selector run the child here, in this process.
+   */
   private subRunLauncher(parent: RunRecord, parentYaml: string): SubRunLauncher {
     return (request: SubRunRequest): SubRunHandle => {
+      if (request.workerSelector?.kind === 'labels') return this.queueChild(parent, parentYaml, request, request.workerSelector.labels);
       let child: RunHandle | undefined;
       const done = this.startChild(parent, parentYaml, request, (h) => (child = h));
       return { done, stop: () => child?.stop() };
     };
+  }
+
+  /**
+   * A child for a worker: queued through RunService as a worker's StartSubRun would queue it,
+   * then waited for until it ends. Stopping the parent stops the child, wherever it is.
+   */
+  private queueChild(parent: RunRecord, parentYaml: string, request: SubRunRequest, labels: Record<string, string>): SubRunHandle {
+    let queued = false;
+    let stopRequested = false;
+    let stopping: Promise<void> | undefined;
+    const stopChild = (): void => {
+      stopping ??= this.stopQueuedChild(parent, request);
+    };
+    const done = (async (): Promise<SubRunResult> => {
+      await this.deps.childRuns().enqueueChild(parent, {
+        workerId: this.deps.workerId,
+        parent: { dagName: parent.dagName, dagRunId: parent.dagRunId, attemptId: parent.attemptId },
+        rootDagRunName: parent.rootDagRunName,
+        rootDagRunId: parent.rootDagRunId,
+        dagName: request.dagName,
+        specYaml: request.localDag !== undefined ? parentYaml : '',
+        paramsJson: request.params,
+        dagRunId: request.dagRunId,
+        workerSelector: labels,
+        runLocal: false,
+        env: request.env,
+      });
+      queued = true;
+      if (stopRequested) stopChild();
+      const end = await waitForRunEnd(this.deps.db, request.dagName, request.dagRunId, { signal: this.closing.signal });
+      await stopping;
+      if (end.state === 'missing') return { status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName} ${request.dagRunId} is gone` };
+      if (end.state === 'pending') return { status: RunStatus.Aborted, outputs: {}, error: `the coordinator stopped while sub-DAG run ${request.dagName} was on a worker` };
+      return { status: end.status, outputs: end.outputs, ...(end.error !== '' ? { error: end.error } : {}) };
+    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${toError(error).message}` }));
+    const stop = (): void => {
+      stopRequested = true;
+      if (queued) stopChild();
+    };
+    return { done, stop };
+  }
+
+  /** Stops a child this executor queued (as a worker's StopSubRun would); one that already ended is left alone. */
+  private async stopQueuedChild(parent: RunRecord, request: SubRunRequest): Promise<void> {
+    try {
+      const child = await getRun(this.deps.db, request.dagName, request.dagRunId);
+      if (child === undefined || isTerminalRunStatus(child.status)) return;
+      await this.deps.childRuns().stop(child);
+      this.deps.logger.info('sub-DAG run stopped with its parent', { dagName: child.dagName, dagRunId: child.dagRunId, parentDagRunId: parent.dagRunId });
+    } catch (error) {
+      // It may have ended in between (not running any more): nothing left to stop.
+      this.deps.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error) });
+    }
   }
 
   private async startChild(parent: RunRecord, parentYaml: string, request: SubRunRequest, onHandle: (h: RunHandle) => void) {
@@ -174,6 +259,7 @@ export class LocalExecutor {
         labels: picked.dag.labels,
         trigger: 'sub',
         noReuse: parent.noReuse,
+        runEnv: request.env,
       }));
     await markStarted(this.deps.db, record.id, this.deps.workerId);
     const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);

@@ -28,6 +28,8 @@ export interface StartRequest {
   profileName?: string;
   /** Refuse when the DAG has active runs: with this error. */
   singleton?: 'already_running' | 'max_run_reached';
+  /** Run-level variables (a retry of a `parallel` sub-run keeps its ITEM); default none. */
+  runEnv?: Record<string, string>;
 }
 
 export interface RunServiceDeps {
@@ -88,6 +90,7 @@ export class RunService {
         trigger: request.trigger,
         noReuse: request.noReuse ?? false,
         ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
+        ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
       });
       if (tx === undefined) await this.wakeDispatchers();
       return run;
@@ -121,8 +124,10 @@ export class RunService {
   }
 
   /**
-   * A sub-DAG run a worker asks for: queued like any run, placed by the step's selector or else
-   * where its parent runs. The child id is deterministic, so a resend returns the same child.
+   * A sub-DAG run a worker asks for (or the local executor, for a step whose worker_selector
+   * names labels): queued like any run, placed by the step's selector or else where its parent
+   * runs, with the variables its parent hands it (ITEM). The child id is deterministic, so a
+   * resend returns the same child.
    */
   async enqueueChild(parent: RunRecord, request: StartSubRunRequest): Promise<RunRecord> {
     const existing = await getRun(this.deps.db, request.dagName, request.dagRunId);
@@ -156,6 +161,7 @@ export class RunService {
       labels: dag.labels,
       trigger: 'sub',
       noReuse: parent.noReuse,
+      runEnv: request.env,
     });
     await this.wakeDispatchers();
     return child;
@@ -172,7 +178,7 @@ export class RunService {
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
     if (newRunId !== undefined && newRunId !== run.dagRunId) {
       const dag = this.dagOf(yaml, run);
-      const request: StartRequest = { yaml, fileName: run.fileName, dag, params: paramsObject(run.params), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry' };
+      const request: StartRequest = { yaml, fileName: run.fileName, dag, params: paramsObject(run.params), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry', runEnv: run.runEnv };
       if (run.queueName !== run.dagName) request.queue = run.queueName;
       return this.enqueue(request);
     }
@@ -186,7 +192,7 @@ export class RunService {
   async reschedule(run: RunRecord, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
     const yaml = await getSpecYaml(this.deps.db, run.specHash);
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
-    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), params: paramsObject(run.params), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached' };
+    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), params: paramsObject(run.params), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached', runEnv: run.runEnv };
     if (newRunId !== undefined) request.dagRunId = newRunId;
     if (run.queueName !== run.dagName) request.queue = run.queueName;
     return this.enqueue(request);

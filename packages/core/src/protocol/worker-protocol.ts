@@ -129,6 +129,8 @@ export interface StartSubRunRequest {
   dagRunId: string;
   workerSelector: Record<string, string>;
   runLocal: boolean;
+  /** Run-level variables for the child (ITEM of a `parallel` item); not secrets. */
+  env: Record<string, string>;
 }
 
 export interface StartSubRunResponse {

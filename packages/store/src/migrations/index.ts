@@ -7,6 +7,7 @@ import { sql as scheduler } from './0004_scheduler.js';
 import { sql as metrics } from './0005_metrics.js';
 import { sql as events } from './0006_events.js';
 import { sql as runCommands } from './0007_run_commands.js';
+import { sql as runEnv } from './0008_run_env.js';
 
 interface Migration {
   version: number;
@@ -23,6 +24,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, name: '0005_metrics', sql: metrics },
   { version: 6, name: '0006_events', sql: events },
   { version: 7, name: '0007_run_commands', sql: runCommands },
+  { version: 8, name: '0008_run_env', sql: runEnv },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

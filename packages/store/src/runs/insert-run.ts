@@ -24,6 +24,8 @@ export interface NewRun {
   profileName?: string;
   dispatchTarget?: DispatchTarget;
   workerSelector?: Record<string, string>;
+  /** Run-level variables (ITEM of a `parallel` sub-run); default none. */
+  runEnv?: Record<string, string>;
 }
 
 export class RunExistsError extends Error {
@@ -47,16 +49,16 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
     `WITH spec AS (INSERT INTO dag_specs (hash, yaml) VALUES ($13, $20) ON CONFLICT (hash) DO NOTHING)
      INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
        attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
-       dispatch_target, worker_selector)
+       dispatch_target, worker_selector, run_env)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
-       $18, $19::jsonb)
+       $18, $19::jsonb, $21::jsonb)
      ON CONFLICT (dag_name, dag_run_id) DO NOTHING
      RETURNING ${RUN_COLUMNS}`,
     [
       run.dagName, run.dagRunId, run.fileName, run.rootDagRunName ?? run.dagName, run.rootDagRunId ?? run.dagRunId,
       run.parentDagRunName ?? '', run.parentDagRunId ?? '', run.attemptId, run.status, run.params, run.queueName, run.logFile,
       hash, run.labels, run.trigger, run.noReuse, run.profileName ?? '',
-      run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}), run.specYaml,
+      run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}), run.specYaml, JSON.stringify(run.runEnv ?? {}),
     ],
   );
   const [row] = rows;

@@ -36,6 +36,8 @@ export interface RunRecord {
   stopRequestedAt: Date | null;
   /** The highest report sequence number applied for the current attempt. */
   reportSeq: number;
+  /** Run-level variables the run starts with (ITEM of a `parallel` sub-run); never secrets. */
+  runEnv: Record<string, string>;
 }
 
 export type DispatchTarget = 'local' | 'remote';
@@ -49,7 +51,8 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   queue_name AS "queueName", worker_id AS "workerId", profile_name AS "profileName",
   log_file AS "logFile", error, spec_hash AS "specHash", labels, trigger, no_reuse AS "noReuse",
   created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
-  dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq"`;
+  dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq",
+  run_env AS "runEnv"`;
 
 /** Terminal statuses: Failed, Aborted, Success, Partial Success, Rejected. */
 export const TERMINAL_STATUSES = [2, 3, 4, 6, 8];

@@ -74,6 +74,8 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
             dagRunId: request.dagRunId,
             workerSelector: selector?.kind === 'labels' ? selector.labels : {},
             runLocal: selector?.kind === 'local',
+            // The child's ITEM (a `parallel` item): recorded with the child and sent in its task.
+            env: request.env,
           }),
         isStopping,
       );

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
   failInterruptedRuns, getLatestRun, getLatestRuns, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
-  purgeHistory, writeSnapshot, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
+  purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
   type Db, type NewRun,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -38,6 +38,17 @@ describe('runs repository', () => {
     assert.equal((await getRun(db, 'etl', 'dup'))?.id, a.id);
   });
 
+  test('run env: recorded with the run, empty by default, kept by a new attempt', async () => {
+    const plain = await insertRun(db, newRun());
+    assert.deepEqual(plain.runEnv, {});
+    const child = await insertRun(db, newRun({ runEnv: { ITEM: 'a b "c"', OTHER: '' } }));
+    assert.deepEqual(child.runEnv, { ITEM: 'a b "c"', OTHER: '' });
+    assert.deepEqual((await getRun(db, child.dagName, child.dagRunId))?.runEnv, { ITEM: 'a b "c"', OTHER: '' });
+    await updateRunStatus(db, { runId: child.id, attemptId: 'a1', expected: [RunStatus.Queued], next: RunStatus.Failed, finishedAt: new Date() });
+    const retried = await requeueForRetry(db, child.id, 'a2', '/logs/x/2/run.log');
+    assert.deepEqual(retried?.runEnv, { ITEM: 'a b "c"', OTHER: '' });
+  });
+
   test('compare-and-swap: stale attempts and backward moves change nothing', async () => {
     const run = await insertRun(db, newRun());
     assert.equal(await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Queued], next: RunStatus.Running, startedAt: new Date(), workerId: 'local' }), true);
@@ -64,6 +75,19 @@ describe('runs repository', () => {
     assert.equal(await setNodeData(db, run.id, 'missing', { status: 2 }), false);
     await saveOutputs(db, run.id, { status: 'succeeded' }, { answer: '42' });
     assert.deepEqual(await getOutputs(db, run.id), { metadata: { status: 'succeeded' }, outputs: { answer: '42' } });
+  });
+
+  test('a snapshot advances the report sequence in the same statement, only when it moves the run', async () => {
+    const run = await insertRun(db, newRun());
+    const seqOf = async (): Promise<number | undefined> => (await getRun(db, run.dagName, run.dagRunId))?.reportSeq;
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [run.status], next: RunStatus.Running, nodes: [], reportSeq: 3 }), true);
+    assert.equal(await seqOf(), 3);
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Running, nodes: [], reportSeq: 2 }), true);
+    assert.equal(await seqOf(), 3, 'never backwards');
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'stale', expected: [RunStatus.Running], next: RunStatus.Success, nodes: [], reportSeq: 9 }), false);
+    assert.equal(await seqOf(), 3, 'a stale attempt advances nothing');
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, nodes: [] }), true);
+    assert.equal(await seqOf(), 3, 'a snapshot without a sequence leaves it');
   });
 
   test('listing: newest first, filters, forward-only cursor, latest per DAG', async () => {

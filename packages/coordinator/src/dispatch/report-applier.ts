@@ -1,3 +1,4 @@
+import { constants } from 'node:fs';
 import { mkdir, open } from 'node:fs/promises';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
@@ -34,12 +35,23 @@ function placeSnapshot(runDir: string, snapshot: RunSnapshot): RunSnapshot {
   };
 }
 
+/** Opens a log file for positional writes, creating it (never truncating) and its folder on first use. */
+async function openForChunk(path: string) {
+  const flags = constants.O_WRONLY | constants.O_CREAT;
+  try {
+    return await open(path, flags);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    await mkdir(dirname(path), { recursive: true });
+    return open(path, flags);
+  }
+}
+
 /** Writes a chunk at its byte offset: a resent chunk rewrites the same bytes, never appends them twice. */
 async function writeChunk(runDir: string, chunk: LogChunkMessage): Promise<void> {
   const path = placeInside(runDir, chunk.stream);
   if (path === undefined) return;
-  await mkdir(dirname(path), { recursive: true });
-  const file = await open(path, 'r+').catch(() => open(path, 'w'));
+  const file = await openForChunk(path);
   try {
     await file.write(chunk.data, 0, chunk.data.length, chunk.offset);
   } finally {
@@ -71,38 +83,37 @@ export class ReportApplier {
     return next;
   }
 
+  /**
+   * Log chunks and outputs first, so a client that sees the run end finds them; then only the
+   * newest status snapshot of the batch, since each snapshot is complete and supersedes the
+   * older ones, with the sequence advanced in the same statement.
+   */
   private async applyNow(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const run = await getRun(this.db, ref.dagName, ref.dagRunId);
     if (run === undefined || run.attemptId !== ref.attemptId || run.workerId !== workerId) return { appliedSeq: 0, stale: true, finished: false };
-    let applied = run.reportSeq;
-    let finished = false;
-    for (const event of [...events].sort((a, b) => a.seq - b.seq)) {
-      if (event.seq <= applied) continue;
-      const ended = await this.applyEvent(run, event);
-      if (ended !== undefined) {
-        finished = true;
-        this.observer.finished(run.dagName, ended, run.startedAt);
-      }
-      applied = event.seq;
-    }
-    if (applied > run.reportSeq && !(await advanceReportSeq(this.db, run.id, run.attemptId, applied))) return { appliedSeq: 0, stale: true, finished: false };
-    return { appliedSeq: applied, stale: false, finished };
-  }
-
-  /** Applies one event; the terminal status when it moved the run to one. */
-  private async applyEvent(run: RunRecord, event: ReportEvent): Promise<RunStatus | undefined> {
+    const fresh = events.filter((e) => e.seq > run.reportSeq).sort((a, b) => a.seq - b.seq);
+    const last = fresh.at(-1);
+    if (last === undefined) return { appliedSeq: run.reportSeq, stale: false, finished: false };
     const runDir = dirname(run.logFile);
-    if (event.body === 'log' && event.log != null) {
-      await writeChunk(runDir, event.log);
-    } else if (event.body === 'statusJson' && event.statusJson !== undefined) {
-      const snapshot = JSON.parse(event.statusJson) as RunSnapshot;
-      // The fence is the attempt the report was sent for, whatever the body claims.
-      const moved = await persistSnapshot(this.db, run.id, { ...placeSnapshot(runDir, snapshot), attemptId: run.attemptId });
-      return moved && isTerminalRunStatus(snapshot.status) ? snapshot.status : undefined;
-    } else if (event.body === 'outputsJson' && event.outputsJson !== undefined) {
+    const chunks = fresh.flatMap((event) => (event.body === 'log' && event.log != null ? [event.log] : []));
+    await Promise.all(chunks.map((chunk) => writeChunk(runDir, chunk)));
+    for (const event of fresh) {
+      if (event.body !== 'outputsJson' || event.outputsJson === undefined) continue;
       const outputs = JSON.parse(event.outputsJson) as RunOutputs;
       await saveOutputs(this.db, run.id, outputs.metadata, outputs.outputs);
     }
-    return undefined;
+    const status = fresh.findLast((e) => e.body === 'statusJson' && e.statusJson !== undefined);
+    const ended = status?.statusJson !== undefined ? await this.applyStatus(run, runDir, status.statusJson, last.seq) : { moved: false };
+    if (!ended.moved && !(await advanceReportSeq(this.db, run.id, run.attemptId, last.seq))) return { appliedSeq: 0, stale: true, finished: false };
+    if (ended.terminal !== undefined) this.observer.finished(run.dagName, ended.terminal, run.startedAt);
+    return { appliedSeq: last.seq, stale: false, finished: ended.terminal !== undefined };
+  }
+
+  /** Writes one snapshot; whether it moved the run, and the terminal status it moved it to. */
+  private async applyStatus(run: RunRecord, runDir: string, statusJson: string, seq: number): Promise<{ moved: boolean; terminal?: RunStatus }> {
+    const snapshot = JSON.parse(statusJson) as RunSnapshot;
+    // The fence is the attempt the report was sent for, whatever the body claims.
+    const moved = await persistSnapshot(this.db, run.id, { ...placeSnapshot(runDir, snapshot), attemptId: run.attemptId }, seq);
+    return moved && isTerminalRunStatus(snapshot.status) ? { moved, terminal: snapshot.status } : { moved };
   }
 }

@@ -5,14 +5,16 @@ import { writeSnapshot, type Db, type NodeRow } from '@trellis/store';
 /**
  * Writes one engine snapshot (run status and nodes) of the current attempt. The status move is
  * a compare-and-swap from Running/Waiting, so a late, repeated or stale report changes nothing.
+ * A worker's report sequence, when given, advances in the same statement.
  */
-export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot): Promise<boolean> {
+export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot, reportSeq?: number): Promise<boolean> {
   const terminal = isTerminalRunStatus(snapshot.status);
   return writeSnapshot(db, {
     runId,
     attemptId: snapshot.attemptId,
     expected: [RunStatus.Running, RunStatus.Waiting],
     next: snapshot.status === RunStatus.NotStarted ? RunStatus.Running : snapshot.status,
+    ...(reportSeq !== undefined ? { reportSeq } : {}),
     ...(terminal ? { finishedAt: snapshot.finishedAt !== '' ? new Date(snapshot.finishedAt) : new Date(), error: snapshot.error } : {}),
     nodes: [
       ...snapshot.nodes.map((data, position): NodeRow => ({ kind: 'step', position, stepName: data.step.name, data })),

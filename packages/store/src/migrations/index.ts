@@ -8,6 +8,7 @@ import { sql as metrics } from './0005_metrics.js';
 import { sql as events } from './0006_events.js';
 import { sql as runCommands } from './0007_run_commands.js';
 import { sql as runEnv } from './0008_run_env.js';
+import { sql as runsFillfactor } from './0009_runs_fillfactor.js';
 
 interface Migration {
   version: number;
@@ -25,6 +26,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: '0006_events', sql: events },
   { version: 7, name: '0007_run_commands', sql: runCommands },
   { version: 8, name: '0008_run_env', sql: runEnv },
+  { version: 9, name: '0009_runs_fillfactor', sql: runsFillfactor },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -45,6 +45,8 @@ export interface SnapshotWrite {
   finishedAt?: Date;
   error?: string;
   nodes: NodeRow[];
+  /** A worker's report sequence applied with this snapshot, advanced in the same statement. */
+  reportSeq?: number;
 }
 
 /**
@@ -55,7 +57,8 @@ export interface SnapshotWrite {
 export async function writeSnapshot(q: Queryable, write: SnapshotWrite): Promise<boolean> {
   const rows = await q.query<{ n: number }>(
     `WITH moved AS (
-       UPDATE runs SET status = $4, finished_at = COALESCE($5, finished_at), error = COALESCE($6, error), updated_at = now()
+       UPDATE runs SET status = $4, finished_at = COALESCE($5, finished_at), error = COALESCE($6, error),
+         report_seq = GREATEST(report_seq, COALESCE($11, report_seq)), updated_at = now()
        WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[]) RETURNING id
      ), nodes AS (
        INSERT INTO run_nodes (run_id, kind, position, step_name, data)
@@ -67,6 +70,7 @@ export async function writeSnapshot(q: Queryable, write: SnapshotWrite): Promise
     [
       write.runId, write.attemptId, write.expected, write.next, write.finishedAt ?? null, write.error ?? null,
       write.nodes.map((n) => n.kind), write.nodes.map((n) => n.position), write.nodes.map((n) => n.stepName), write.nodes.map((n) => JSON.stringify(n.data)),
+      write.reportSeq ?? null,
     ],
   );
   return rows[0]?.n === 1;

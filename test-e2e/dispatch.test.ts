@@ -2,6 +2,8 @@
 // a global queue's limit under load, and a worker with the wrong token.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { Cluster, waitFor } from './support/cluster.js';
 
 const TERMINAL = new Set([2, 3, 4, 6, 8]);
@@ -107,6 +109,15 @@ describe('distributed dispatch', () => {
     assert.ok(maxRunning >= 2, `the queue ran runs in parallel (saw at most ${maxRunning})`);
     const perWorker = await cluster.sql<{ worker: string; n: number }>("SELECT worker_id AS worker, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY worker_id ORDER BY worker_id");
     assert.deepEqual(perWorker.map((r) => r.worker).sort(), ['worker-a', 'worker-b']);
+    // Each attempt's folder goes once its reports are delivered, and nothing is left behind.
+    const leftovers = await waitFor('the workers to clear their attempt folders', () => {
+      const left = ['worker-a', 'worker-b'].flatMap((id) => {
+        const runs = join(cluster.dir, `work-${id}`, 'runs');
+        return existsSync(runs) ? readdirSync(runs) : [];
+      });
+      return Promise.resolve(left.length === 0 ? left : undefined);
+    }, 15_000, 250);
+    assert.deepEqual(leftovers, []);
   });
 
   test('a sub-DAG step with a worker_selector runs its child on the worker it names', async () => {

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { RunStatus, runStatusLabel, type ResolvedParams, type Task } from '@trellis/core';
+import { RunStatus, runStatusLabel, type ResolvedParams, type Task, type TaskRef } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import type { CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
@@ -97,11 +97,20 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
 }
 
 /**
+ * One flat folder per attempt, named by its attempt id (unique): removing it afterwards leaves
+ * nothing behind, where a <dag>/<run>/<attempt> tree left two empty folders per run, and it
+ * costs two directory creations and removals fewer per run.
+ */
+function attemptDirOf(workDir: string, ref: TaskRef): string {
+  return join(workDir, 'runs', ref.attemptId.replace(/[^A-Za-z0-9_-]/g, '_'));
+}
+
+/**
  * Runs one acknowledged task with the engine and streams its reports. Its log and work
  * directory are removed once the coordinator holds every report.
  */
 export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boolean): RunningAttempt {
-  const attemptDir = join(ctx.workDir, 'runs', task.ref.dagName, task.ref.dagRunId, task.ref.attemptId);
+  const attemptDir = attemptDirOf(ctx.workDir, task.ref);
   const log = ctx.logger.child({ dagName: task.ref.dagName, dagRunId: task.ref.dagRunId, attemptId: task.ref.attemptId });
   const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), ended: Promise.resolve(), done: Promise.resolve() };
   const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());

@@ -1,12 +1,19 @@
 import type { StepType } from '@trellis/core';
 import type { StepExecutor } from './types.js';
 import { shellExecutor } from './shell.js';
-import { httpExecutor } from './http.js';
-import { jqExecutor } from './jq.js';
-import { archiveExecutor } from './archive.js';
 
-/** One module per step type; a type without a module fails its step with a clear message. */
-const executors = new Map<StepType, StepExecutor>([shellExecutor, httpExecutor, jqExecutor, archiveExecutor].map((e) => [e.type, e]));
+/**
+ * One module per step type; a type without a module fails its step with a clear message.
+ * Only the shell executor is loaded up front: the others pull in sizeable libraries (an HTTP
+ * client, jq compiled to WebAssembly, archive codecs) that a host running shell steps would
+ * otherwise keep in memory, and every fork of that host copies its page tables.
+ */
+const loaders = new Map<StepType, () => Promise<StepExecutor>>([
+  ['shell', () => Promise.resolve(shellExecutor)],
+  ['http', async () => (await import('./http.js')).httpExecutor],
+  ['jq', async () => (await import('./jq.js')).jqExecutor],
+  ['archive', async () => (await import('./archive.js')).archiveExecutor],
+]);
 
 function unavailable(type: StepType): StepExecutor {
   return {
@@ -19,5 +26,8 @@ function unavailable(type: StepType): StepExecutor {
 }
 
 export function executorFor(type: StepType): StepExecutor {
-  return executors.get(type) ?? unavailable(type);
+  if (type === 'shell') return shellExecutor;
+  const load = loaders.get(type);
+  if (load === undefined) return unavailable(type);
+  return { type, run: async (ctx) => (await load()).run(ctx) };
 }

@@ -1,5 +1,4 @@
-import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { closeSync, constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { NodeSnapshot, RunOutputs, RunSnapshot } from '@trellis/engine';
@@ -36,26 +35,31 @@ function placeSnapshot(runDir: string, snapshot: RunSnapshot): RunSnapshot {
 }
 
 /** Opens a log file for positional writes, creating it (never truncating) and its folder on first use. */
-async function openForChunk(path: string) {
+function openForChunk(path: string): number {
   const flags = constants.O_WRONLY | constants.O_CREAT;
   try {
-    return await open(path, flags);
+    return openSync(path, flags);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    await mkdir(dirname(path), { recursive: true });
-    return open(path, flags);
+    mkdirSync(dirname(path), { recursive: true });
+    return openSync(path, flags);
   }
 }
 
-/** Writes a chunk at its byte offset: a resent chunk rewrites the same bytes, never appends them twice. */
-async function writeChunk(runDir: string, chunk: LogChunkMessage): Promise<void> {
+/**
+ * Writes a chunk at its byte offset: a resent chunk rewrites the same bytes, never appends them
+ * twice. Synchronous on purpose: a chunk is at most a worker's batch (1 MiB) written to the page
+ * cache, and on this platform the async open/write/close round trips through the thread pool
+ * cost about eight times the CPU of the calls themselves (measured: ~180 us against ~21 us).
+ */
+function writeChunk(runDir: string, chunk: LogChunkMessage): void {
   const path = placeInside(runDir, chunk.stream);
   if (path === undefined) return;
-  const file = await openForChunk(path);
+  const fd = openForChunk(path);
   try {
-    await file.write(chunk.data, 0, chunk.data.length, chunk.offset);
+    writeSync(fd, chunk.data, 0, chunk.data.length, chunk.offset);
   } finally {
-    await file.close();
+    closeSync(fd);
   }
 }
 
@@ -95,8 +99,7 @@ export class ReportApplier {
     const last = fresh.at(-1);
     if (last === undefined) return { appliedSeq: run.reportSeq, stale: false, finished: false };
     const runDir = dirname(run.logFile);
-    const chunks = fresh.flatMap((event) => (event.body === 'log' && event.log != null ? [event.log] : []));
-    await Promise.all(chunks.map((chunk) => writeChunk(runDir, chunk)));
+    for (const event of fresh) if (event.body === 'log' && event.log != null) writeChunk(runDir, event.log);
     for (const event of fresh) {
       if (event.body !== 'outputsJson' || event.outputsJson === undefined) continue;
       const outputs = JSON.parse(event.outputsJson) as RunOutputs;

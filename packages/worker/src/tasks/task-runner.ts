@@ -1,12 +1,11 @@
-import { rm } from 'node:fs/promises';
-import { join } from 'node:path';
-import { RunStatus, runStatusLabel, type ResolvedParams, type Task, type TaskRef } from '@trellis/core';
+import { RunStatus, runStatusLabel, type ResolvedParams, type Task } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import type { CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
 import { Backoff, sleep } from '../reporting/backoff.js';
 import type { DagCache } from './dag-cache.js';
+import { attemptDirOf, removeAttemptDir } from './attempt-dir.js';
 
 const WAIT_RUN_MS = 20_000;
 
@@ -97,15 +96,6 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
 }
 
 /**
- * One flat folder per attempt, named by its attempt id (unique): removing it afterwards leaves
- * nothing behind, where a <dag>/<run>/<attempt> tree left two empty folders per run, and it
- * costs two directory creations and removals fewer per run.
- */
-function attemptDirOf(workDir: string, ref: TaskRef): string {
-  return join(workDir, 'runs', ref.attemptId.replace(/[^A-Za-z0-9_-]/g, '_'));
-}
-
-/**
  * Runs one acknowledged task with the engine and streams its reports. Its log and work
  * directory are removed once the coordinator holds every report.
  */
@@ -148,7 +138,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
   ).then(() => undefined);
   attempt.done = attempt.ended
     .then(() => reports.settled())
-    .finally(() => rm(attemptDir, { recursive: true, force: true }).catch(() => undefined));
+    .finally(() => removeAttemptDir(attemptDir));
   return attempt;
 }
 

@@ -109,15 +109,17 @@ describe('distributed dispatch', () => {
     assert.ok(maxRunning >= 2, `the queue ran runs in parallel (saw at most ${maxRunning})`);
     const perWorker = await cluster.sql<{ worker: string; n: number }>("SELECT worker_id AS worker, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY worker_id ORDER BY worker_id");
     assert.deepEqual(perWorker.map((r) => r.worker).sort(), ['worker-a', 'worker-b']);
-    // Each attempt's folder goes once its reports are delivered, and nothing is left behind.
-    const leftovers = await waitFor('the workers to clear their attempt folders', () => {
+    // Each attempt's folder is emptied once its reports are delivered: at most a few idle folders
+    // with an empty work directory stay, for reuse, and nothing else is left behind.
+    const leftovers = await waitFor('the workers to empty their attempt folders', () => {
       const left = ['worker-a', 'worker-b'].flatMap((id) => {
         const runs = join(cluster.dir, `work-${id}`, 'runs');
-        return existsSync(runs) ? readdirSync(runs) : [];
+        const folders = existsSync(runs) ? readdirSync(runs).map((name) => join(runs, name)) : [];
+        return folders.flatMap((dir) => readdirSync(dir, { recursive: true }).map((entry) => join(dir, String(entry))));
       });
-      return Promise.resolve(left.length === 0 ? left : undefined);
+      return Promise.resolve(left.every((path) => path.endsWith('/work')) ? left : undefined);
     }, 15_000, 250);
-    assert.deepEqual(leftovers, []);
+    assert.ok(leftovers.length <= 2 * 2 * 4, `idle folders within the pool's limit: ${leftovers.length}`);
   });
 
   test('a sub-DAG step with a worker_selector runs its child on the worker it names', async () => {

@@ -5,6 +5,7 @@ import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grp
 import type { Logger } from './logging.js';
 import { Backoff, sleep } from './reporting/backoff.js';
 import { startAttempt, type RunningAttempt } from './tasks/task-runner.js';
+import { AttemptFolders } from './tasks/attempt-dir.js';
 import { DagCache } from './tasks/dag-cache.js';
 
 export const WORKER_VERSION = '0.1.0';
@@ -43,6 +44,7 @@ export class WorkerDaemon {
   private readonly running = new Map<string, RunningAttempt>();
   private readonly polls = new Set<PendingCall<unknown>>();
   private readonly dags = new DagCache();
+  private readonly folders: AttemptFolders;
   private stopping = false;
   private busy = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -59,6 +61,8 @@ export class WorkerDaemon {
     private readonly logger: Logger,
   ) {
     this.client = new CoordinatorClient(config);
+    // Finished attempts wait for their reports before their folder frees: room for a second round.
+    this.folders = new AttemptFolders(config.workDir, config.pollers * 2);
     this.finished = new Promise((resolve, reject) => {
       this.fatal = reject;
       this.resolveFinished = resolve;
@@ -69,6 +73,7 @@ export class WorkerDaemon {
 
   /** Registers (waiting for the coordinator if it is not up yet), then starts polling and heartbeats. */
   async start(): Promise<void> {
+    await this.folders.clearLeftovers();
     await this.register();
     this.scheduleHeartbeat();
     this.pollers = Array.from({ length: this.config.pollers }, (_, i) => this.pollLoop(i));
@@ -185,7 +190,7 @@ export class WorkerDaemon {
     }
     if (!accepted) return;
     const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
-    const attempt = startAttempt({ client: this.client, workerId: this.config.id, workDir: this.config.workDir, logger: this.logger, dags: this.dags }, task, () => this.stopping);
+    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.busy += 1;
     // The slot frees when the engine ends; the attempt stays listed until its reports are delivered.

@@ -3,33 +3,50 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { attemptDirOf, removeAttemptDir } from '../src/tasks/attempt-dir.js';
+import { AttemptFolders } from '../src/tasks/attempt-dir.js';
 
-function attemptFolder(root: string, files: number, workFiles: string[] = []): string {
-  const dir = attemptDirOf(root, { dagName: 'd', dagRunId: 'r', attemptId: `a-${files}-${workFiles.length}` });
-  mkdirSync(join(dir, 'work', 'deep'), { recursive: true });
+/** What the engine leaves in an attempt's folder: logs, and a work directory. */
+function fill(dir: string, logs: number, workFiles: string[] = []): void {
+  mkdirSync(join(dir, 'work'), { recursive: true });
   writeFileSync(join(dir, 'run.log'), 'log\n');
-  for (let i = 0; i < files; i += 1) writeFileSync(join(dir, `step_${i}.out`), 'out\n');
+  for (let i = 0; i < logs; i += 1) writeFileSync(join(dir, `step_${i}.out`), 'out\n');
+  if (workFiles.length > 0) mkdirSync(join(dir, 'work', 'deep'));
   for (const name of workFiles) writeFileSync(join(dir, 'work', 'deep', name), 'data\n');
-  return dir;
 }
 
 describe('attempt folders', () => {
-  test('one flat folder per attempt under runs/, named by a file-safe attempt id', () => {
-    assert.equal(attemptDirOf('/w', { dagName: 'd', dagRunId: 'r', attemptId: '0b7c-../x' }), join('/w', 'runs', '0b7c-___x'));
-  });
-
-  test('the usual folder, a filled work tree and a large folder are all removed', async () => {
+  test('a released folder is emptied and handed to the next attempt; filled, large and surplus ones are removed', async () => {
     const root = mkdtempSync(join(tmpdir(), 'trellis-attempt-'));
     try {
-      const usual = attemptFolder(root, 2);
-      rmSync(join(usual, 'work', 'deep'), { recursive: true });
-      const filled = attemptFolder(root, 2, ['a.bin', 'b.bin']);
-      const large = attemptFolder(root, 100);
-      await Promise.all([usual, filled, large].map((dir) => removeAttemptDir(dir)));
-      for (const dir of [usual, filled, large]) assert.equal(existsSync(dir), false, dir);
-      assert.deepEqual(readdirSync(join(root, 'runs')), []);
-      await removeAttemptDir(usual);
+      const folders = new AttemptFolders(root, 2);
+      const [usual, filled, large, surplus] = [folders.take(), folders.take(), folders.take(), folders.take()] as [string, string, string, string];
+      assert.equal(new Set([usual, filled, large, surplus]).size, 4, 'distinct folders while all are busy');
+      fill(usual, 2);
+      fill(filled, 2, ['a.bin', 'b.bin']);
+      fill(large, 100);
+      fill(surplus, 1);
+      for (const dir of [usual, filled, large]) await folders.release(dir);
+      assert.deepEqual(readdirSync(usual), ['work'], 'logs gone, the empty work directory kept');
+      assert.equal(existsSync(filled), false, 'a work tree the steps filled is removed whole');
+      assert.equal(existsSync(large), false, 'a large folder is removed off the event loop');
+      fill(filled, 1);
+      await folders.release(filled);
+      await folders.release(surplus);
+      assert.equal(existsSync(surplus), false, 'beyond the idle limit a folder is removed');
+      const reused = [folders.take(), folders.take()].sort();
+      assert.deepEqual(reused, [filled, usual].sort());
+      assert.notEqual(folders.take(), usual, 'the pool is empty again: a new name');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test("a new process clears what an earlier one left", async () => {
+    const root = mkdtempSync(join(tmpdir(), 'trellis-attempt-'));
+    try {
+      fill(join(root, 'runs', 'a1-1'), 1);
+      await new AttemptFolders(root, 2).clearLeftovers();
+      assert.equal(existsSync(join(root, 'runs')), false);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -5,14 +5,14 @@ import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
 import { Backoff, sleep } from '../reporting/backoff.js';
 import type { DagCache } from './dag-cache.js';
-import { attemptDirOf, removeAttemptDir } from './attempt-dir.js';
+import type { AttemptFolders } from './attempt-dir.js';
 
 const WAIT_RUN_MS = 20_000;
 
 export interface TaskContext {
   client: CoordinatorClient;
   workerId: string;
-  workDir: string;
+  folders: AttemptFolders;
   logger: Logger;
   dags: DagCache;
 }
@@ -96,11 +96,11 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
 }
 
 /**
- * Runs one acknowledged task with the engine and streams its reports. Its log and work
- * directory are removed once the coordinator holds every report.
+ * Runs one acknowledged task with the engine and streams its reports. Its folder (logs and
+ * work directory) is emptied for reuse once the coordinator holds every report.
  */
 export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boolean): RunningAttempt {
-  const attemptDir = attemptDirOf(ctx.workDir, task.ref);
+  const attemptDir = ctx.folders.take();
   const log = ctx.logger.child({ dagName: task.ref.dagName, dagRunId: task.ref.dagRunId, attemptId: task.ref.attemptId });
   const attempt: RunningAttempt = { task, startedAt: new Date().toISOString(), stop: () => attempt.handle?.stop(), ended: Promise.resolve(), done: Promise.resolve() };
   const reports = new ReportBuffer(ctx.client, ctx.workerId, task.ref, attemptDir, log, () => attempt.stop());
@@ -138,7 +138,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
   ).then(() => undefined);
   attempt.done = attempt.ended
     .then(() => reports.settled())
-    .finally(() => removeAttemptDir(attemptDir));
+    .finally(() => ctx.folders.release(attemptDir));
   return attempt;
 }
 

@@ -14,7 +14,7 @@ import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-e
 import { RunService } from './runs/run-service.js';
 import { startRetention } from './runs/retention.js';
 import { SpecCache } from './runs/spec-cache.js';
-import { queueLimitFor } from './dispatch/placement.js';
+import { QueueLimits } from './dispatch/placement.js';
 import { RemotePollers } from './dispatch/remote-pollers.js';
 import { ReportApplier } from './dispatch/report-applier.js';
 import { WorkerRegistry } from './dispatch/worker-registry.js';
@@ -92,7 +92,9 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     recordEvent(db, event).catch((error: unknown) => logger.warn('could not record a definition event', { fileName, error: toError(error) }));
   });
   const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
-  const queueLimit = queueLimitFor(globalQueues, (name) => index.all().find((e) => e.name === name)?.result.dag?.maxActiveRuns);
+  const queueLimits = new QueueLimits(globalQueues, () => index.all().flatMap((e): Array<[string, number]> => (e.result.dag?.maxActiveRuns !== undefined ? [[e.name, e.result.dag.maxActiveRuns]] : [])));
+  index.onChange(() => queueLimits.invalidate());
+  const queueLimit = (queueName: string): number => queueLimits.limitOf(queueName);
   const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
@@ -128,11 +130,10 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const remote = new RemotePollers({
     db,
     logger,
-    limits: globalQueues,
-    queueLimit,
+    limits: queueLimits,
     release: (run) => releaseLease(db, run.id, run.attemptId),
   });
-  const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: globalQueues, queueLimit, remote });
+  const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: queueLimits, remote });
   const grpcWanted = config.grpcPort >= 0;
   const runs = new RunService({
     db,

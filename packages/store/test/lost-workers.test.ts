@@ -18,7 +18,7 @@ async function startedOn(workerId: string, dagRunId: string, remote: boolean) {
     logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', noReuse: false, dispatchTarget: remote ? 'remote' : 'local',
   });
   const target = remote ? { kind: 'remote' as const, labels: {} } : { kind: 'local' as const };
-  await db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: () => 1, workerId, target, batch: 10 }));
+  await db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: 1, workerId, target, batch: 10 }));
   if (remote) assert.ok(await ackRun(db, workerId, { dagName: 'd', dagRunId, attemptId: `a-${dagRunId}` }));
 }
 

@@ -21,14 +21,37 @@ export function subRunQueue(parentQueue: string): string {
 }
 
 /**
- * Slots of a queue: configured global queues have theirs; sub-run queues are bounded by their
- * parent's own parallelism; a DAG-local queue runs one at a time (or the deprecated max_active_runs).
+ * Slots of a queue: configured global queues have theirs; a DAG-local queue runs one at a time
+ * (or the deprecated max_active_runs); sub-run queues are bounded by their parent's own
+ * parallelism. The database's trellis_admit (migration 0010) applies the same rule to the
+ * explicit limits this class hands it.
  */
-export function queueLimitFor(globalQueues: Map<string, number>, dagMaxActiveRuns: (dagName: string) => number | undefined): (queueName: string) => number {
-  return (queueName) => {
-    const configured = globalQueues.get(queueName);
-    if (configured !== undefined) return configured;
-    if (queueName.endsWith('/sub')) return Number.MAX_SAFE_INTEGER;
-    return dagMaxActiveRuns(queueName) ?? 1;
-  };
+export class QueueLimits {
+  private cached: Map<string, number> | undefined;
+
+  constructor(
+    private readonly globalQueues: Map<string, number>,
+    /** DAG name and max_active_runs of every DAG that sets it. */
+    private readonly dagLimits: () => Iterable<[string, number]>,
+  ) {}
+
+  /** The DAG definitions changed. */
+  invalidate(): void {
+    this.cached = undefined;
+  }
+
+  /** Queues with a limit of their own; a configured global queue wins over a DAG of the same name. */
+  explicit(): Map<string, number> {
+    this.cached ??= new Map([...this.dagLimits(), ...this.globalQueues]);
+    return this.cached;
+  }
+
+  limitOf(queueName: string): number {
+    const explicit = this.explicit().get(queueName);
+    if (explicit !== undefined) return explicit;
+    return queueName.endsWith('/sub') ? Number.MAX_SAFE_INTEGER : DEFAULT_QUEUE_LIMIT;
+  }
 }
+
+/** Slots of a queue nobody configured: the DAG-local FIFO queue. */
+export const DEFAULT_QUEUE_LIMIT = 1;

@@ -1,7 +1,8 @@
-import { admitQueuedRuns, hasQueuedRemoteRuns, type Db, type RunRecord } from '@trellis/store';
+import { admitQueuedRuns, hasQueuedRuns, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { SerialPass } from './serial-pass.js';
+import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 
 interface Waiter {
   resolve: (run: RunRecord | undefined) => void;
@@ -17,8 +18,7 @@ interface WaitingWorker {
 export interface RemotePollersDeps {
   db: Db;
   logger: Logger;
-  limits: Map<string, number>;
-  queueLimit: (queueName: string) => number;
+  limits: QueueLimits;
   /** A lease could not be handed over (its poller left): the run goes straight back to the queue. */
   release: (run: RunRecord) => Promise<void>;
 }
@@ -75,7 +75,7 @@ export class RemotePollers {
   private async admitAll(): Promise<boolean> {
     const waiting = [...this.workers].filter(([, entry]) => entry.waiters.length > 0);
     // One cheap probe instead of an admission transaction per idle worker when only local work moved.
-    if (waiting.length === 0 || !(await hasQueuedRemoteRuns(this.deps.db).catch(() => true))) return false;
+    if (waiting.length === 0 || !(await hasQueuedRuns(this.deps.db, 'remote').catch(() => true))) return false;
     for (const [workerId, entry] of waiting) {
       if (entry.waiters.length === 0) continue;
       await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));
@@ -84,15 +84,13 @@ export class RemotePollers {
   }
 
   private async admitFor(workerId: string, entry: WaitingWorker): Promise<void> {
-    const admitted = await this.deps.db.transaction((tx) =>
-      admitQueuedRuns(tx, {
-        limits: this.deps.limits,
-        defaultLimit: this.deps.queueLimit,
-        workerId,
-        target: { kind: 'remote', labels: entry.labels },
-        batch: entry.waiters.length,
-      }),
-    );
+    const admitted = await admitQueuedRuns(this.deps.db, {
+      limits: this.deps.limits.explicit(),
+      defaultLimit: DEFAULT_QUEUE_LIMIT,
+      workerId,
+      target: { kind: 'remote', labels: entry.labels },
+      batch: entry.waiters.length,
+    });
     for (const run of admitted) {
       const waiter = entry.waiters.find((w) => !w.done);
       if (waiter !== undefined) waiter.resolve(run);

@@ -1,8 +1,9 @@
-import { admitQueuedRuns, type Db } from '@trellis/store';
+import { admitQueuedRuns, hasQueuedRuns, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import type { LocalExecutor } from './local-executor.js';
 import { SerialPass } from '../dispatch/serial-pass.js';
+import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from '../dispatch/placement.js';
 
 /** The safety net: admission also runs this often even if nothing woke it. */
 const SWEEP_MS = 2000;
@@ -14,10 +15,8 @@ export interface DispatcherDeps {
   /** The local executor's worker id. */
   workerId: string;
   logger: Logger;
-  /** Configured global queues. */
-  limits: Map<string, number>;
-  /** Slots of any other queue (DAG-local, sub-runs). */
-  queueLimit: (queueName: string) => number;
+  /** Slots per queue. */
+  limits: QueueLimits;
   /** Remote pollers waiting for work are woken with the local executor. */
   remote?: { wake(): void };
 }
@@ -63,9 +62,9 @@ export class Dispatcher {
   /** One local admission; true when it filled a whole batch (more may be waiting). */
   private async admitLocal(): Promise<boolean> {
     try {
-      const admitted = await this.deps.db.transaction((tx) =>
-        admitQueuedRuns(tx, { limits: this.deps.limits, defaultLimit: this.deps.queueLimit, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH, onNoneQueued: () => (this.noLocalQueued = true) }),
-      );
+      const admitted = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
+      // Nothing admitted: only if nothing local waits at all may freed slots skip admission.
+      if (admitted.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
       for (const run of admitted) await this.deps.executor.start(run);
       return admitted.length === BATCH;
     } catch (error) {

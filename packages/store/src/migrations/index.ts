@@ -9,6 +9,7 @@ import { sql as events } from './0006_events.js';
 import { sql as runCommands } from './0007_run_commands.js';
 import { sql as runEnv } from './0008_run_env.js';
 import { sql as runsFillfactor } from './0009_runs_fillfactor.js';
+import { sql as admissionFunction } from './0010_admission_function.js';
 
 interface Migration {
   version: number;
@@ -27,6 +28,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: '0007_run_commands', sql: runCommands },
   { version: 8, name: '0008_run_env', sql: runEnv },
   { version: 9, name: '0009_runs_fillfactor', sql: runsFillfactor },
+  { version: 10, name: '0010_admission_function', sql: admissionFunction },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

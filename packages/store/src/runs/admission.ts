@@ -5,80 +5,36 @@ import { RUN_COLUMNS, type RunRecord } from './record.js';
 export type AdmissionTarget = { kind: 'local' } | { kind: 'remote'; labels: Record<string, string> };
 
 export interface AdmissionRequest {
-  /** Slots per queue; queues not listed get `defaultLimit` (DAG-local queues: 1, or max_active_runs). */
+  /** Slots of the queues named here: global queues, and DAG-local queues of DAGs with max_active_runs. */
   limits: Map<string, number>;
-  defaultLimit: (queueName: string) => number;
+  /** Slots of any other queue, except sub-run queues (`…/sub`), which are unlimited. */
+  defaultLimit: number;
   workerId: string;
   target: AdmissionTarget;
   /** At most this many runs per call. */
   batch: number;
-  /** Called when no run at all waits for this target (not merely: every queue is full). */
-  onNoneQueued?: () => void;
-}
-
-/** Runs the target may take: local ones, or remote ones whose selector the worker's labels contain. */
-function targetFilter(target: AdmissionTarget): { sql: string; param: string } {
-  return target.kind === 'local'
-    ? // $1 is bound in both forms so the statements around it keep one parameter numbering.
-      { sql: "dispatch_target = 'local' AND $1::jsonb IS NOT NULL", param: '{}' }
-    : { sql: "dispatch_target = 'remote' AND worker_selector <@ $1::jsonb", param: JSON.stringify(target.labels) };
-}
-
-/** Free slots of the queues that hold runs for this target, counted under each queue's lock. */
-async function freeSlots(q: Queryable, request: AdmissionRequest): Promise<Map<string, number>> {
-  const filter = targetFilter(request.target);
-  // One statement finds the queues with work for this target and takes their locks, in name
-  // order, so two admitting coordinators cannot deadlock.
-  const locked = await q.query<{ queue: string }>(
-    `SELECT queue, pg_advisory_xact_lock(hashtext('trellis.queue.' || queue)) IS NULL AS locked
-     FROM (SELECT DISTINCT queue_name AS queue FROM runs WHERE status = 5 AND ${filter.sql}) AS waiting ORDER BY queue`,
-    [filter.param],
-  );
-  const queues = locked.map((r) => r.queue);
-  if (queues.length === 0) {
-    request.onNoneQueued?.();
-    return new Map();
-  }
-  const running = await q.query<{ queue: string; n: number }>(
-    'SELECT queue_name AS queue, count(*)::int AS n FROM runs WHERE status IN (1, 7) AND queue_name = ANY($1::text[]) GROUP BY queue_name',
-    [queues],
-  );
-  const busy = new Map(running.map((r) => [r.queue, r.n]));
-  const free = new Map<string, number>();
-  for (const queue of queues) {
-    const slots = (request.limits.get(queue) ?? request.defaultLimit(queue)) - (busy.get(queue) ?? 0);
-    if (slots > 0) free.set(queue, Math.min(slots, request.batch));
-  }
-  return free;
 }
 
 /**
  * Moves queued runs to Running for one executor, oldest first, without ever exceeding a
- * queue's limit. Each queue is serialised by a transaction advisory lock while its running
- * runs are counted, and candidates are claimed with FOR UPDATE SKIP LOCKED, so two
- * coordinators on one database can neither admit the same run nor overshoot a limit. Only
- * queues with a free slot supply candidates, so a full queue never starves the others.
- * Remote runs are leased: `acked_at` stays empty until the worker confirms the claim.
- * Call inside a transaction.
+ * queue's limit, in one statement (the trellis_admit function, migration 0010). Each queue is
+ * serialised by a transaction advisory lock while its running runs are counted, and candidates
+ * are claimed with FOR UPDATE SKIP LOCKED, so two coordinators on one database can neither
+ * admit the same run nor overshoot a limit. Only queues with a free slot supply candidates, so
+ * a full queue never starves the others. Remote runs are leased: `acked_at` stays empty until
+ * the worker confirms the claim.
  */
 export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<RunRecord[]> {
-  const free = await freeSlots(q, request);
-  if (free.size === 0) return [];
-  const filter = targetFilter(request.target);
-  // Counts above were taken under the locks; candidates are claimed and moved in one statement.
-  return q.query<RunRecord>(
-    `UPDATE runs SET status = 1, started_at = now(), worker_id = $5, updated_at = now(), dispatched_at = now(),
-       acked_at = CASE WHEN dispatch_target = 'local' THEN now() END
-     WHERE id IN (
-       SELECT id FROM runs WHERE id IN (
-         SELECT s.id FROM (
-           SELECT id, queue_name, row_number() OVER (PARTITION BY queue_name ORDER BY created_at, id) AS rn
-           FROM runs WHERE status = 5 AND ${filter.sql} AND queue_name = ANY($2::text[])
-         ) s JOIN unnest($2::text[], $3::int[]) AS f(queue, slots) ON f.queue = s.queue_name WHERE s.rn <= f.slots)
-       ORDER BY created_at, id LIMIT $4 FOR UPDATE SKIP LOCKED)
-     AND status = 5 RETURNING ${RUN_COLUMNS}`,
-    [filter.param, [...free.keys()], [...free.values()], request.batch, request.workerId],
-  );
+  const remote = request.target.kind === 'remote';
+  const labels = request.target.kind === 'remote' ? request.target.labels : {};
+  return q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6) AS runs`, [
+    remote,
+    JSON.stringify(labels),
+    JSON.stringify(Object.fromEntries(request.limits)),
+    request.defaultLimit,
+    request.batch,
+    request.workerId,
+  ]);
 }
 
 /** Queued runs per queue and running runs per queue, for conditions and the queues endpoint. */
@@ -109,8 +65,11 @@ export async function requeueForRetry(q: Queryable, runId: number, attemptId: st
   return row;
 }
 
-/** Whether any run waits for a remote worker: when none does, idle pollers need no admission pass each. */
-export async function hasQueuedRemoteRuns(q: Queryable): Promise<boolean> {
-  const rows = await q.query("SELECT 1 FROM runs WHERE status = 5 AND dispatch_target = 'remote' LIMIT 1");
+/**
+ * Whether any run waits for this kind of executor: when none does, idle pollers need no
+ * admission pass each, and a freed slot needs no local admission pass.
+ */
+export async function hasQueuedRuns(q: Queryable, kind: AdmissionTarget['kind']): Promise<boolean> {
+  const rows = await q.query('SELECT 1 FROM runs WHERE status = 5 AND dispatch_target = $1 LIMIT 1', [kind]);
   return rows.length > 0;
 }

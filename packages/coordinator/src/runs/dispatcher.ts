@@ -44,10 +44,12 @@ export class Dispatcher {
    * `work`: runs may have been queued (here, by another coordinator, or by a requeue). `slot`:
    * a run finished and freed a queue slot; that matters to local admission only if local runs
    * are waiting, so a busy remote fleet does not cost a local admission pass per finished run.
+   * `remote`: a run for a worker was queued here; only the remote pollers need to look.
    */
-  wake(reason: 'work' | 'slot' = 'work'): void {
+  wake(reason: 'work' | 'slot' | 'remote' = 'work'): void {
     if (this.stopped) return;
     this.deps.remote?.wake();
+    if (reason === 'remote') return;
     if (reason === 'work') this.noLocalQueued = false;
     else if (this.noLocalQueued) return;
     this.passes.request();

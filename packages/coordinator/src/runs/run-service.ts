@@ -92,7 +92,7 @@ export class RunService {
         ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
         ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
       });
-      if (tx === undefined) await this.wakeDispatchers();
+      if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
       return run;
     } catch (error) {
       if (error instanceof RunExistsError) throw new AlreadyExistsError(`DAG run ${dagRunId} already exists`, { dagRunId });
@@ -203,9 +203,12 @@ export class RunService {
     return queuedConditions(this.deps.conditions, run);
   }
 
-  /** This coordinator's dispatcher at once; the others on the database through NOTIFY. */
-  async wakeDispatchers(): Promise<void> {
-    this.deps.dispatcher.wake();
+  /**
+   * This coordinator's dispatcher at once; the others on the database through NOTIFY. A run
+   * known to wait for a worker wakes only the remote pollers: no local admission pass for it.
+   */
+  async wakeDispatchers(target?: RunRecord['dispatchTarget']): Promise<void> {
+    this.deps.dispatcher.wake(target === 'remote' ? 'remote' : 'work');
     if (this.deps.db.capabilities.crossProcessNotify && this.deps.hasPeers()) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }
 

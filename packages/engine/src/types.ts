@@ -146,9 +146,10 @@ export interface RunOptions extends EngineEnvironment {
   /** Directory that relative `dotenv` paths and `working_dir` resolve against (the DAG file's folder). */
   baseDir?: string;
   /**
-   * Report every log chunk to the reporter (default true: a remote worker streams them). A host
-   * that reads the log files where they are written turns it off, and steps that need no
-   * capture or masking then write straight to their files, without passing through Node.
+   * Report every log chunk to the reporter (default true: a remote worker streams them); a host
+   * that reads the log files where they are written turns it off. Either way, steps that need
+   * no capture or masking write straight to their files, without passing through Node; when
+   * streaming, the engine reads what they appended (as it comes, and when they end).
    */
   streamLogs?: boolean;
 }

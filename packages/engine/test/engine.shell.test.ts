@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { NodeStatus, RunStatus } from '@trellis/core';
-import { cleanupRuns, nodeOf, readLog, runYaml, tempDir } from './support/run-yaml.js';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
 
 after(cleanupRuns);
 
@@ -133,6 +133,41 @@ steps:
     assert.deepEqual(readLog(nodeOf(result, 'direct-merged').stdout).split('\n').filter(Boolean).sort(), ['err', 'out']);
     assert.equal(result.outputs.outputs.value, 'value');
     assert.equal(result.reporter.text('direct/stdout'), '', 'nothing streamed when the host reads the files');
+  });
+
+  test('streamed, a plain step still writes straight to its files: chunks come from reading them, live, at their offsets, once', async () => {
+    const run = startYaml(
+      `
+steps:
+  - name: ticker
+    command: 'echo first; echo oops >&2; sleep 1.5; echo second; exit 3'
+    retry_policy: {limit: 1, interval_sec: 0}
+`,
+    );
+    while (run.reporter.text('ticker/stdout') === '') await new Promise((r) => setTimeout(r, 50));
+    assert.equal(run.reporter.last?.nodes[0]?.status, NodeStatus.Running, 'the first line arrived while the step still ran');
+    assert.equal(run.reporter.text('ticker/stdout'), 'first\n');
+    const result = await run.result;
+    assert.equal(result.status, RunStatus.Failed);
+    const node = nodeOf(result, 'ticker');
+    assert.equal(node.retryCount, 1);
+    // Both executions appended to the same file; every byte was reported once, in order.
+    assert.equal(readLog(node.stdout), 'first\nsecond\nfirst\nsecond\n');
+    assert.equal(run.reporter.text('ticker/stdout'), readLog(node.stdout));
+    assert.equal(run.reporter.text('ticker/stderr'), 'oops\noops\n');
+    let expected = 0;
+    for (const chunk of run.reporter.chunks.filter((c) => c.stream === 'ticker/stdout')) {
+      assert.equal(chunk.offset, expected, 'chunks are contiguous');
+      expected += chunk.data.length;
+    }
+  });
+
+  test('a captured step retried appends to its file, and its chunks carry the real offsets', async () => {
+    const result = await runYaml('steps:\n  - name: cap\n    command: echo attempt; exit 1\n    output: OUT\n    retry_policy: {limit: 1, interval_sec: 0}\n');
+    assert.equal(result.status, RunStatus.Failed);
+    const chunks = result.reporter.chunks.filter((c) => c.stream === 'cap/stdout');
+    assert.deepEqual(chunks.map((c) => [c.offset, c.data.toString()]), [[0, 'attempt\n'], [8, 'attempt\n']]);
+    assert.equal(readLog(nodeOf(result, 'cap').stdout), 'attempt\nattempt\n');
   });
 
   test('a command that cannot start fails with its message', async () => {

@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, openSync, writeSync, type WriteStream } from 'node:fs';
+import { closeSync, createWriteStream, fstatSync, openSync, writeSync, type WriteStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { RunReporter } from '../types.js';
 import type { SecretMasker } from './secret-masker.js';
@@ -37,6 +37,8 @@ export class LogSink extends Writable {
     // Synchronous file calls, as for the run log: page-cache appends cost microseconds, while a
     // write stream's thread-pool round trips cost several times that in CPU on every chunk.
     this.fd = openSync(options.path, 'a');
+    // A retry appends to the same file: its chunks start where the earlier execution's ended.
+    this.offset = fstatSync(this.fd).size;
     this.tee = options.teePath !== undefined ? createWriteStream(options.teePath, { flags: 'a' }) : undefined;
   }
 

@@ -17,6 +17,7 @@ import {
 import type { ApprovalInputs, RunOptions, RunOutputs, RunResult, RunSnapshot, SubRunHandle } from '../types.js';
 import { LogSink } from '../logs/log-sink.js';
 import { RunLogFile } from '../logs/run-log-file.js';
+import { FileFollower } from '../logs/file-follower.js';
 import { SecretMasker } from '../logs/secret-masker.js';
 import { executorFor } from '../executors/registry.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
@@ -594,11 +595,11 @@ export class DagRunner implements RunHandle {
   }
 
   /**
-   * Shell steps whose output nobody needs to see in Node (no capture, no masking, no
-   * streaming, no copy to a user file) write straight to their log files.
+   * Shell steps whose output nobody needs to see in Node (no capture, no masking, no copy to a
+   * user file) write straight to their log files; a streaming host gets their bytes by reading.
    */
   private directFiles(step: Step): { merged: boolean } | undefined {
-    if (this.options.streamLogs !== false || this.masker.active || step.type !== 'shell') return undefined;
+    if (this.masker.active || step.type !== 'shell') return undefined;
     if (step.output !== undefined || step.continueOn.output.length > 0 || step.stdout !== undefined || step.stderr !== undefined) return undefined;
     return { merged: (step.logOutput ?? this.dag.logOutput) === 'merged' };
   }
@@ -607,12 +608,21 @@ export class DagRunner implements RunHandle {
     // Synchronous for the same reason as the work directory: two creates per step execution.
     const out = openSync(node.stdoutPath, 'a');
     const err = direct.merged ? out : openSync(node.stderrPath, 'a');
+    const follower = this.options.streamLogs !== false ? this.followerOf(node, step, direct) : undefined;
     try {
       return await this.invoke(node, step, env, { stdout: discard, stderr: discard, stdoutFd: out, stderrFd: err });
     } finally {
       closeSync(out);
       if (err !== out) closeSync(err);
+      follower?.finish();
     }
+  }
+
+  /** A host that streams logs hears of what the process wrote by the files being read. */
+  private followerOf(node: NodeState, step: Step, direct: { merged: boolean }): FileFollower {
+    const targets = [{ path: node.stdoutPath, stream: `${step.name}/stdout` }];
+    if (!direct.merged) targets.push({ path: node.stderrPath, stream: `${step.name}/stderr` });
+    return new FileFollower(this.options.reporter, targets);
   }
 
   private resolvePath(path: string): string {

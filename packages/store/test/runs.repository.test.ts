@@ -77,12 +77,14 @@ describe('runs repository', () => {
     assert.deepEqual(await getOutputs(db, run.id), { metadata: { status: 'succeeded' }, outputs: { answer: '42' } });
   });
 
-  test('a snapshot advances the report sequence in the same statement, only when it moves the run', async () => {
+  test('a snapshot advances the report sequence in the same statement; one at or below it writes nothing', async () => {
     const run = await insertRun(db, newRun());
     const seqOf = async (): Promise<number | undefined> => (await getRun(db, run.dagName, run.dagRunId))?.reportSeq;
     assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [run.status], next: RunStatus.Running, nodes: [], reportSeq: 3 }), true);
     assert.equal(await seqOf(), 3);
-    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Running, nodes: [], reportSeq: 2 }), true);
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, nodes: [], reportSeq: 3 }), false, 'a resent snapshot writes nothing');
+    assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Running, nodes: [], reportSeq: 2 }), false);
+    assert.equal((await getRun(db, run.dagName, run.dagRunId))?.status, RunStatus.Running);
     assert.equal(await seqOf(), 3, 'never backwards');
     assert.equal(await writeSnapshot(db, { runId: run.id, attemptId: 'stale', expected: [RunStatus.Running], next: RunStatus.Success, nodes: [], reportSeq: 9 }), false);
     assert.equal(await seqOf(), 3, 'a stale attempt advances nothing');

@@ -63,18 +63,41 @@ function writeChunk(runDir: string, chunk: LogChunkMessage): void {
   }
 }
 
+/** Attempts this coordinator remembers from their acknowledgement; oldest forgotten first. */
+const MAX_KNOWN_ATTEMPTS = 10_000;
+
+interface KnownAttempt {
+  run: RunRecord;
+  workerId: string;
+  appliedSeq: number;
+}
+
+const attemptKey = (ref: TaskRef): string => `${ref.dagName}\u0000${ref.dagRunId}\u0000${ref.attemptId}`;
+
 /**
  * Applies a worker's reports for one attempt, in sequence order, skipping what was already
  * applied. Reports from any attempt but the current one, or from another worker, are stale.
  * Reports of one attempt are applied one batch at a time.
+ *
+ * An attempt acknowledged here is remembered, so its reports need no read of the run first:
+ * every write is fenced in SQL on the attempt id (a taken-back lease gets a new one) and on the
+ * report sequence, so a stale attempt or a report another coordinator already applied changes
+ * nothing. Attempts acknowledged elsewhere, or forgotten, are read from the database.
  */
 export class ReportApplier {
   private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly known = new Map<string, KnownAttempt>();
 
   constructor(
     private readonly db: Db,
     private readonly observer: RunObserver,
   ) {}
+
+  /** A worker acknowledged this attempt here: its reports will most likely come here too. */
+  remember(workerId: string, run: RunRecord): void {
+    if (this.known.size >= MAX_KNOWN_ATTEMPTS) this.known.delete(this.known.keys().next().value as string);
+    this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq });
+  }
 
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const key = `${ref.dagName}\u0000${ref.dagRunId}`;
@@ -93,11 +116,17 @@ export class ReportApplier {
    * older ones, with the sequence advanced in the same statement.
    */
   private async applyNow(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
-    const run = await getRun(this.db, ref.dagName, ref.dagRunId);
-    if (run === undefined || run.attemptId !== ref.attemptId || run.workerId !== workerId) return { appliedSeq: 0, stale: true, finished: false };
-    const fresh = events.filter((e) => e.seq > run.reportSeq).sort((a, b) => a.seq - b.seq);
+    const key = attemptKey(ref);
+    const attempt = this.known.get(key);
+    const known = attempt?.workerId === workerId ? attempt : await this.readAttempt(workerId, ref);
+    if (known === undefined) {
+      this.known.delete(key);
+      return { appliedSeq: 0, stale: true, finished: false };
+    }
+    const { run } = known;
+    const fresh = events.filter((e) => e.seq > known.appliedSeq).sort((a, b) => a.seq - b.seq);
     const last = fresh.at(-1);
-    if (last === undefined) return { appliedSeq: run.reportSeq, stale: false, finished: false };
+    if (last === undefined) return { appliedSeq: known.appliedSeq, stale: false, finished: false };
     const runDir = dirname(run.logFile);
     for (const event of fresh) if (event.body === 'log' && event.log != null) writeChunk(runDir, event.log);
     for (const event of fresh) {
@@ -107,9 +136,25 @@ export class ReportApplier {
     }
     const status = fresh.findLast((e) => e.body === 'statusJson' && e.statusJson !== undefined);
     const ended = status?.statusJson !== undefined ? await this.applyStatus(run, runDir, status.statusJson, last.seq) : { moved: false };
-    if (!ended.moved && !(await advanceReportSeq(this.db, run.id, run.attemptId, last.seq))) return { appliedSeq: 0, stale: true, finished: false };
-    if (ended.terminal !== undefined) this.observer.finished(run.dagName, ended.terminal, run.startedAt);
+    if (!ended.moved && !(await advanceReportSeq(this.db, run.id, run.attemptId, last.seq))) {
+      this.known.delete(key);
+      return { appliedSeq: 0, stale: true, finished: false };
+    }
+    known.appliedSeq = Math.max(known.appliedSeq, last.seq);
+    if (ended.terminal !== undefined) {
+      this.known.delete(key);
+      this.observer.finished(run.dagName, ended.terminal, run.startedAt);
+    }
     return { appliedSeq: last.seq, stale: false, finished: ended.terminal !== undefined };
+  }
+
+  /** The attempt as the database has it; undefined when it is not this worker's current one. */
+  private async readAttempt(workerId: string, ref: TaskRef): Promise<KnownAttempt | undefined> {
+    const run = await getRun(this.db, ref.dagName, ref.dagRunId);
+    if (run === undefined || run.attemptId !== ref.attemptId || run.workerId !== workerId) return undefined;
+    const attempt = { run, workerId, appliedSeq: run.reportSeq };
+    this.known.set(attemptKey(ref), attempt);
+    return attempt;
   }
 
   /** Writes one snapshot; whether it moved the run, and the terminal status it moved it to. */

@@ -89,6 +89,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       if (run === undefined) return { accepted: false, reason: 'the task was taken back (acknowledged too late, stopped, or superseded by a newer attempt)' };
       deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: request.workerId });
       deps.observer.started(run);
+      deps.applier.remember(request.workerId, run);
       return { accepted: true, reason: '' };
     },
 

@@ -45,7 +45,10 @@ export interface SnapshotWrite {
   finishedAt?: Date;
   error?: string;
   nodes: NodeRow[];
-  /** A worker's report sequence applied with this snapshot, advanced in the same statement. */
+  /**
+   * A worker's report sequence applied with this snapshot, advanced in the same statement; a
+   * snapshot whose sequence was applied already (a resend) writes nothing.
+   */
   reportSeq?: number;
 }
 
@@ -59,7 +62,7 @@ export async function writeSnapshot(q: Queryable, write: SnapshotWrite): Promise
     `WITH moved AS (
        UPDATE runs SET status = $4, finished_at = COALESCE($5, finished_at), error = COALESCE($6, error),
          report_seq = GREATEST(report_seq, COALESCE($11, report_seq)), updated_at = now()
-       WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[]) RETURNING id
+       WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[]) AND ($11::bigint IS NULL OR report_seq < $11) RETURNING id
      ), nodes AS (
        INSERT INTO run_nodes (run_id, kind, position, step_name, data)
        SELECT moved.id, t.kind, t.position, t.step_name, t.data

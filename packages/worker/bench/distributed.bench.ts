@@ -115,7 +115,7 @@ console.log(`trellis: enqueue-to-step-start p50 ${percentile(trellis.latencies, 
 
 const dagu = await measureDagu({ runs: 120, log: (line) => console.log(`  dagu: ${line}`) });
 for (const note of dagu.notes) console.log(`  dagu note: ${note}`);
-console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker` +
+console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker (median of 3 batches of 60)` +
   (dagu.enqueueToStartP50Ms !== undefined ? `, enqueue-to-start p50 ${dagu.enqueueToStartP50Ms.toFixed(0)} ms, p99 ${(dagu.enqueueToStartP99Ms ?? 0).toFixed(0)} ms` : ''));
 if (dagu.workerRunsPerSec > 0) {
   const ratio = trellisRate / dagu.workerRunsPerSec;

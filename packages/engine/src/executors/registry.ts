@@ -9,7 +9,6 @@ import { shellExecutor } from './shell.js';
  * otherwise keep in memory, and every fork of that host copies its page tables.
  */
 const loaders = new Map<StepType, () => Promise<StepExecutor>>([
-  ['shell', () => Promise.resolve(shellExecutor)],
   ['http', async () => (await import('./http.js')).httpExecutor],
   ['jq', async () => (await import('./jq.js')).jqExecutor],
   ['archive', async () => (await import('./archive.js')).archiveExecutor],

@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import type { RunReporter } from '../types.js';
 
 /**
@@ -16,6 +16,7 @@ export class RunLogFile {
     private readonly reporter: RunReporter,
   ) {
     this.fd = openSync(path, 'a');
+    this.offset = fstatSync(this.fd).size;
   }
 
   /** Appends whole lines, already masked, and reports them as a chunk at their byte offset. */

@@ -22,6 +22,19 @@ async function events(query: string): Promise<{ status: number; entries: Entry[]
   return { status, ...(json as { entries: Entry[]; total?: number; nextCursor?: string | null; code?: string }) };
 }
 
+/**
+ * Events that are written after the change they describe, not in its transaction (definition
+ * changes, leadership won in the background), appear a moment later: wait for the first one.
+ */
+async function firstEvent(query: string): Promise<{ entries: Entry[] }> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const page = await events(query);
+    if (page.entries.length > 0 || Date.now() > deadline) return page;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 before(async () => {
   t = await startTestCoordinator('events', { hello: 'steps:\n  - "true"\n', failing: 'steps:\n  - exit 3\n' });
   await t.call('POST', '/dags/hello/start', { dagRunId: 'ok-1' });
@@ -49,13 +62,13 @@ describe('GET /event-logs', () => {
     const worker = rawWorkerClient(t.coordinator.grpcAddress ?? '');
     await worker.call('Register', { workerId: 'w-events', labels: { a: 'b' }, pollers: 1, hostname: 'h', version: 't' });
     worker.close();
-    const registered = await events('?kind=worker');
+    const registered = await firstEvent('?kind=worker');
     assert.equal(registered.entries[0]?.type, 'worker.registered');
     assert.equal(registered.entries[0]?.data.workerId, 'w-events');
-    const leader = await events('?kind=scheduler');
+    const leader = await firstEvent('?kind=scheduler');
     assert.equal(leader.entries[0]?.type, 'scheduler.leader.changed');
     await t.call('POST', '/dags', { name: 'fresh' });
-    const changed = await events('?kind=dag&dagName=fresh');
+    const changed = await firstEvent('?kind=dag&dagName=fresh');
     assert.equal(changed.entries[0]?.type, 'dag.definition.changed');
   });
 

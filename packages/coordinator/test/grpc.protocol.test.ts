@@ -23,6 +23,14 @@ async function pollTask(workerId = 'w1'): Promise<Task> {
   return answer.task;
 }
 
+/** A run of `remote` queued, handed to w1 and acknowledged: what a worker holds when it starts. */
+async function startedTask(dagRunId: string): Promise<Task> {
+  await enqueue(dagRunId);
+  const task = await pollTask();
+  await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
+  return task;
+}
+
 async function details(dagRunId: string) {
   return (await t.call('GET', `/dag-runs/remote/${dagRunId}`)).json.dagRun as { status: number; attemptId: string; error: string; nodes: Array<{ stdout: string; status: number }>; conditions?: Array<{ reason: string }> };
 }
@@ -91,9 +99,7 @@ describe('worker protocol', () => {
   });
 
   test('reports apply in order, resends change nothing, log chunks land at their offsets, stale attempts are refused', async () => {
-    await enqueue('r1');
-    const task = await pollTask();
-    await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
+    const task = await startedTask('r1');
     const first = [
       { seq: 1, statusJson: snapshot(task, 1, 1, 'greet.out') },
       { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('hello ') } },
@@ -127,9 +133,7 @@ describe('worker protocol', () => {
   });
 
   test('a batch with several snapshots stores the newest, after its log chunks', async () => {
-    await enqueue('r-batch');
-    const task = await pollTask();
-    await worker.call('AckTask', { workerId: 'w1', ref: task.ref });
+    const task = await startedTask('r-batch');
     const events = [
       { seq: 1, statusJson: snapshot(task, 1, 1, 'greet.out') },
       { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('done\n') } },

@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import {
-  isTerminalRunStatus, validateRunId,
+  isEnvVarName, isTerminalRunStatus, validateRunId,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
   type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
@@ -21,8 +21,6 @@ import { GrpcStatusError } from './server.js';
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
 const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
-/** Names a sub-run's env may set: environment variable names, as steps can read them. */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export interface WorkerServiceDeps {
   db: Db;
@@ -119,7 +117,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
     StartSubRun: async (request) => {
       const idProblem = validateRunId(request.dagRunId);
       if (idProblem !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `dag_run_id ${idProblem}`);
-      const badName = Object.keys(request.env).find((name) => !ENV_NAME.test(name));
+      const badName = Object.keys(request.env).find((name) => !isEnvVarName(name));
       if (badName !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `env: "${badName}" is not an environment variable name`);
       const parent = await getRun(deps.db, request.parent.dagName, request.parent.dagRunId);
       if (parent === undefined || parent.attemptId !== request.parent.attemptId || parent.workerId !== request.workerId) {

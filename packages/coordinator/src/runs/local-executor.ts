@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
+import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
@@ -170,7 +170,7 @@ export class LocalExecutor {
    */
   private subRunLauncher(parent: RunRecord, parentYaml: string): SubRunLauncher {
     return (request: SubRunRequest): SubRunHandle => {
-      if (request.workerSelector?.kind === 'labels') return this.queueChild(parent, parentYaml, request, request.workerSelector.labels);
+      if (request.workerSelector?.kind === 'labels') return this.queueChild(parent, parentYaml, request);
       let child: RunHandle | undefined;
       const done = this.startChild(parent, parentYaml, request, (h) => (child = h));
       return { done, stop: () => child?.stop() };
@@ -181,7 +181,7 @@ export class LocalExecutor {
    * A child for a worker: queued through RunService as a worker's StartSubRun would queue it,
    * then waited for until it ends. Stopping the parent stops the child, wherever it is.
    */
-  private queueChild(parent: RunRecord, parentYaml: string, request: SubRunRequest, labels: Record<string, string>): SubRunHandle {
+  private queueChild(parent: RunRecord, parentYaml: string, request: SubRunRequest): SubRunHandle {
     let queued = false;
     let stopRequested = false;
     let stopping: Promise<void> | undefined;
@@ -189,19 +189,9 @@ export class LocalExecutor {
       stopping ??= this.stopQueuedChild(parent, request);
     };
     const done = (async (): Promise<SubRunResult> => {
-      await this.deps.childRuns().enqueueChild(parent, {
-        workerId: this.deps.workerId,
-        parent: { dagName: parent.dagName, dagRunId: parent.dagRunId, attemptId: parent.attemptId },
-        rootDagRunName: parent.rootDagRunName,
-        rootDagRunId: parent.rootDagRunId,
-        dagName: request.dagName,
-        specYaml: request.localDag !== undefined ? parentYaml : '',
-        paramsJson: request.params,
-        dagRunId: request.dagRunId,
-        workerSelector: labels,
-        runLocal: false,
-        env: request.env,
-      });
+      const parentRef = { dagName: parent.dagName, dagRunId: parent.dagRunId, attemptId: parent.attemptId };
+      const parentSide = { workerId: this.deps.workerId, ref: parentRef, rootDagRunName: parent.rootDagRunName, rootDagRunId: parent.rootDagRunId, specYaml: parentYaml };
+      await this.deps.childRuns().enqueueChild(parent, startSubRunRequest(parentSide, { ...request, fromParentFile: request.localDag !== undefined }));
       queued = true;
       if (stopRequested) stopChild();
       const end = await waitForRunEnd(this.deps.db, request.dagName, request.dagRunId, { signal: this.closing.signal });

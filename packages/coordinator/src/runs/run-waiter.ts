@@ -2,7 +2,7 @@ import { isTerminalRunStatus, type RunStatus } from '@trellis/core';
 import { getOutputs, getRun, type Queryable } from '@trellis/store';
 
 /** How often a wait looks at the run again. */
-export const WAIT_RUN_POLL_MS = 200;
+const WAIT_RUN_POLL_MS = 200;
 
 /** Where a waited-for run stands when the wait returns. */
 export type RunWaitResult =

@@ -1,5 +1,6 @@
 const DAG_FILE_NAME = /^[a-zA-Z0-9_-]+$/;
 const RUN_NAME = /^[A-Za-z0-9_.-]+$/;
+const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_DAG_NAME_LENGTH = 40;
 
 /** DAG file names address definitions in URL paths: `^[a-zA-Z0-9_-]+$`. */
@@ -25,4 +26,9 @@ export function validateRunId(value: string): string | undefined {
   if (value.length === 0 || value.length > 64) return 'must be 1-64 characters';
   if (!RUN_NAME.test(value)) return 'may contain only letters, digits, "_", "." and "-"';
   return undefined;
+}
+
+/** Names a step can read as environment variables: a letter or `_`, then letters, digits, `_`. */
+export function isEnvVarName(value: string): boolean {
+  return ENV_VAR_NAME.test(value);
 }

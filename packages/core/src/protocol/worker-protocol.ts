@@ -2,6 +2,7 @@
 // @grpc/proto-loader presents them (camelCase fields, int64 as numbers, bytes as Buffer).
 // Shared types only: each side loads the .proto itself with PROTO_LOADER_OPTIONS.
 import { fileURLToPath } from 'node:url';
+import type { WorkerSelector } from '../model/dag.js';
 
 /** The .proto file, found from this module in src/ or dist/ alike. */
 export const PROTO_FILE = fileURLToPath(new URL('../../../../protos/coordinator/v1/coordinator.proto', import.meta.url));
@@ -131,6 +132,40 @@ export interface StartSubRunRequest {
   runLocal: boolean;
   /** Run-level variables for the child (ITEM of a `parallel` item); not secrets. */
   env: Record<string, string>;
+}
+
+/** The parent side of a StartSubRun: who asks, for which attempt, and its definition's YAML. */
+export interface SubRunParent {
+  workerId: string;
+  ref: TaskRef;
+  rootDagRunName: string;
+  rootDagRunId: string;
+  specYaml: string;
+}
+
+/**
+ * The StartSubRun message for one sub-DAG step's child, as the engine asks for it: a child from
+ * the parent's own file travels with the parent's YAML; `local` and label selectors map to
+ * run_local and worker_selector.
+ */
+export function startSubRunRequest(
+  parent: SubRunParent,
+  child: { dagName: string; dagRunId: string; params: string; env: Record<string, string>; workerSelector?: WorkerSelector | undefined; fromParentFile: boolean },
+): StartSubRunRequest {
+  const selector = child.workerSelector;
+  return {
+    workerId: parent.workerId,
+    parent: parent.ref,
+    rootDagRunName: parent.rootDagRunName,
+    rootDagRunId: parent.rootDagRunId,
+    dagName: child.dagName,
+    specYaml: child.fromParentFile ? parent.specYaml : '',
+    paramsJson: child.params,
+    dagRunId: child.dagRunId,
+    workerSelector: selector?.kind === 'labels' ? selector.labels : {},
+    runLocal: selector?.kind === 'local',
+    env: child.env,
+  };
 }
 
 export interface StartSubRunResponse {

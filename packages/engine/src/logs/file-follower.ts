@@ -4,7 +4,7 @@ import type { RunReporter } from '../types.js';
 /** Largest chunk reported at once: a step that printed megabytes is sent in pieces. */
 const MAX_CHUNK = 256 * 1024;
 /** How often a running step's files are read for new bytes (live logs on a remote host). */
-export const FOLLOW_INTERVAL_MS = 500;
+const FOLLOW_INTERVAL_MS = 500;
 
 interface Followed {
   fd: number;

@@ -1,4 +1,4 @@
-import { RunStatus, runStatusLabel, type ResolvedParams, type Task } from '@trellis/core';
+import { RunStatus, runStatusLabel, startSubRunRequest, type ResolvedParams, type Task } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import type { CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
@@ -59,23 +59,12 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
         .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: (error as Error).message }));
     };
     const done = (async (): Promise<SubRunResult> => {
-      const selector = request.workerSelector;
+      const message = startSubRunRequest(
+        { workerId: ctx.workerId, ref: task.ref, rootDagRunName: task.rootDagRunName, rootDagRunId: task.rootDagRunId, specYaml: task.specYaml },
+        { ...request, fromParentFile: request.localDag !== undefined },
+      );
       await persistently(
-        () =>
-          ctx.client.request('StartSubRun', {
-            workerId: ctx.workerId,
-            parent: task.ref,
-            rootDagRunName: task.rootDagRunName,
-            rootDagRunId: task.rootDagRunId,
-            dagName: request.dagName,
-            specYaml: request.localDag !== undefined ? task.specYaml : '',
-            paramsJson: request.params,
-            dagRunId: request.dagRunId,
-            workerSelector: selector?.kind === 'labels' ? selector.labels : {},
-            runLocal: selector?.kind === 'local',
-            // The child's ITEM (a `parallel` item): recorded with the child and sent in its task.
-            env: request.env,
-          }),
+        () => ctx.client.request('StartSubRun', message),
         isStopping,
       );
       started = true;

@@ -26,9 +26,16 @@ async function stream(hub: RunEventHub, filter: RunEventFilter, req: Request, re
   const lastId = req.header('last-event-id');
   const afterId = lastId !== undefined && /^\d+$/.test(lastId) ? Number(lastId) : undefined;
   res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+  // Subscribed before the headers go out: a client that starts a run once its stream is open
+  // must not lose that run's first events to the moment the subscription takes its cursor.
+  const unsubscribe = await hub.subscribe(filter, afterId, (event) => res.write(frame(event)), () => res.end());
+  if (req.destroyed) {
+    // The client left while the subscription was set up: nobody is there to unsubscribe later.
+    unsubscribe();
+    return HANDLED;
+  }
   res.flushHeaders();
   res.write('retry: 2000\n\n');
-  const unsubscribe = await hub.subscribe(filter, afterId, (event) => res.write(frame(event)), () => res.end());
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
   req.on('close', () => {
     clearInterval(keepalive);

@@ -116,6 +116,22 @@ steps:
     assert.equal(result.reporter.text('separate/stdout'), 'out\n');
   });
 
+  test('a stdout file that cannot be opened fails the step with the reason, and the run goes on', async () => {
+    const dir = tempDir();
+    const result = await runYaml(`
+type: graph
+steps:
+  - name: copied
+    command: echo out
+    stdout: ${dir}/missing/copy.txt
+  - {name: other, command: echo fine}
+`);
+    const copied = nodeOf(result, 'copied');
+    assert.equal(copied.status, NodeStatus.Failed);
+    assert.match(copied.error ?? '', /cannot open .*missing\/copy\.txt: ENOENT/);
+    assert.equal(nodeOf(result, 'other').status, NodeStatus.Success);
+  });
+
   test('without log streaming, plain steps write straight to their files; captured steps still work', async () => {
     const result = await runYaml(
       `

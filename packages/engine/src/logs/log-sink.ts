@@ -1,4 +1,4 @@
-import { closeSync, createWriteStream, fstatSync, openSync, writeSync, type WriteStream } from 'node:fs';
+import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import type { RunReporter } from '../types.js';
 import type { SecretMasker } from './secret-masker.js';
@@ -25,7 +25,9 @@ export interface LogSinkOptions {
 export class LogSink extends Writable {
   private readonly fd: number;
   private fileClosed = false;
-  private readonly tee: WriteStream | undefined;
+  private readonly tee: number | undefined;
+  /** Why the `teePath` file could not be opened; the step must not run without its copy. */
+  readonly teeError: string | undefined;
   private offset = 0;
   private pending = '';
   private captured: string[] = [];
@@ -39,7 +41,14 @@ export class LogSink extends Writable {
     this.fd = openSync(options.path, 'a');
     // A retry appends to the same file: its chunks start where the earlier execution's ended.
     this.offset = fstatSync(this.fd).size;
-    this.tee = options.teePath !== undefined ? createWriteStream(options.teePath, { flags: 'a' }) : undefined;
+    // The copy is written in step with the log, so it is complete when the step's sinks end.
+    if (options.teePath !== undefined) {
+      try {
+        this.tee = openSync(options.teePath, 'a');
+      } catch (error) {
+        this.teeError = `cannot open ${options.teePath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+      }
+    }
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
@@ -61,10 +70,9 @@ export class LogSink extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     const rest = this.pending.length > 0 ? Buffer.from(this.options.masker.mask(this.pending), 'utf8') : undefined;
     this.pending = '';
-    const close = (): void => {
-      this.tee?.end();
+    const close = (error?: Error | null): void => {
       this.closeFile();
-      callback();
+      callback(error);
     };
     if (rest !== undefined) this.emitText(rest, close);
     else close();
@@ -79,6 +87,7 @@ export class LogSink extends Writable {
     if (this.fileClosed) return;
     this.fileClosed = true;
     closeSync(this.fd);
+    if (this.tee !== undefined) closeSync(this.tee);
   }
 
   /** The captured text (trimmed), and whether it hit the capture limit. */
@@ -94,9 +103,9 @@ export class LogSink extends Writable {
     this.capture(data);
     this.options.reporter.onLog({ stream: this.options.stream, path: this.options.path, offset: this.offset, data });
     this.offset += data.length;
-    this.tee?.write(data);
     try {
       writeSync(this.fd, data);
+      if (this.tee !== undefined) writeSync(this.tee, data);
       callback();
     } catch (error) {
       callback(error as Error);

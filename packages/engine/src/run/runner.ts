@@ -558,7 +558,8 @@ export class DagRunner implements RunHandle {
     const capture = this.dag.maxOutputSize;
     const stdout = this.newSink(node.stdoutPath, `${step.name}/stdout`, capture, step.stdout !== undefined ? this.resolvePath(step.stdout) : undefined);
     const stderr = merged ? stdout : this.newSink(node.stderrPath, `${step.name}/stderr`, undefined, step.stderr !== undefined ? this.resolvePath(step.stderr) : undefined);
-    const outcome = await this.invoke(node, step, env, { stdout, stderr });
+    const teeError = stdout.teeError ?? stderr.teeError;
+    const outcome = teeError !== undefined ? { exitCode: 1, error: teeError, timedOut: false } : await this.invoke(node, step, env, { stdout, stderr });
     await Promise.all([endSink(stdout), merged ? Promise.resolve() : endSink(stderr)]);
     node.output = stdout.capturedText().trim();
     if (stdout.truncated) this.log(`output of step "${step.name}" truncated at ${capture} bytes (max_output_size)`);

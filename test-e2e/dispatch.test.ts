@@ -2,7 +2,7 @@
 // a global queue's limit under load, and a worker with the wrong token.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, waitFor } from './support/cluster.js';
 
@@ -110,16 +110,17 @@ describe('distributed dispatch', () => {
     const perWorker = await cluster.sql<{ worker: string; n: number }>("SELECT worker_id AS worker, count(*)::int AS n FROM runs WHERE dag_name = 'limited' GROUP BY worker_id ORDER BY worker_id");
     assert.deepEqual(perWorker.map((r) => r.worker).sort(), ['worker-a', 'worker-b']);
     // Each attempt's folder is emptied once its reports are delivered: at most a few idle folders
-    // with an empty work directory stay, for reuse, and nothing else is left behind.
-    const leftovers = await waitFor('the workers to empty their attempt folders', () => {
-      const left = ['worker-a', 'worker-b'].flatMap((id) => {
+    // stay for reuse, each with an empty work directory and its log files truncated to nothing.
+    const idleFolders = await waitFor('the workers to empty their attempt folders', () => {
+      const folders = ['worker-a', 'worker-b'].flatMap((id) => {
         const runs = join(cluster.dir, `work-${id}`, 'runs');
-        const folders = existsSync(runs) ? readdirSync(runs).map((name) => join(runs, name)) : [];
-        return folders.flatMap((dir) => readdirSync(dir, { recursive: true }).map((entry) => join(dir, String(entry))));
+        return existsSync(runs) ? readdirSync(runs).map((name) => join(runs, name)) : [];
       });
-      return Promise.resolve(left.every((path) => path.endsWith('/work')) ? left : undefined);
+      const entries = folders.flatMap((dir) => readdirSync(dir, { recursive: true }).map((entry) => join(dir, String(entry))));
+      const emptied = entries.every((path) => (path.endsWith('/work') ? readdirSync(path).length === 0 : statSync(path).size === 0));
+      return Promise.resolve(emptied ? folders : undefined);
     }, 15_000, 250);
-    assert.ok(leftovers.length <= 2 * 2 * 4, `idle folders within the pool's limit: ${leftovers.length}`);
+    assert.ok(idleFolders.length <= 2 * 2 * 4, `idle folders within the pool's limit: ${idleFolders.length}`);
   });
 
   test('a sub-DAG step with a worker_selector runs its child on the worker it names', async () => {

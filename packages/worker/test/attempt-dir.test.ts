@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AttemptFolders } from '../src/tasks/attempt-dir.js';
@@ -26,7 +26,8 @@ describe('attempt folders', () => {
       fill(large, 100);
       fill(surplus, 1);
       for (const dir of [usual, filled, large]) await folders.release(dir);
-      assert.deepEqual(readdirSync(usual), ['work'], 'logs gone, the empty work directory kept');
+      assert.deepEqual(readdirSync(usual).sort(), ['run.log', 'step_0.out', 'step_1.out', 'work'], 'log files and the empty work directory kept');
+      for (const log of ['run.log', 'step_0.out', 'step_1.out']) assert.equal(statSync(join(usual, log)).size, 0, `${log} truncated for the next attempt`);
       assert.equal(existsSync(filled), false, 'a work tree the steps filled is removed whole');
       assert.equal(existsSync(large), false, 'a large folder is removed off the event loop');
       fill(filled, 1);
@@ -36,6 +37,23 @@ describe('attempt folders', () => {
       const reused = [folders.take(), folders.take()].sort();
       assert.deepEqual(reused, [filled, usual].sort());
       assert.notEqual(folders.take(), usual, 'the pool is empty again: a new name');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  test('a link a step left in its folder is removed, never followed', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'trellis-attempt-'));
+    try {
+      const folders = new AttemptFolders(root, 2);
+      const dir = folders.take();
+      fill(dir, 1);
+      const outside = join(root, 'precious.txt');
+      writeFileSync(outside, 'keep me\n');
+      symlinkSync(outside, join(dir, 'step_9.out'));
+      await folders.release(dir);
+      assert.equal(readFileSync(outside, 'utf8'), 'keep me\n', 'the link target is untouched');
+      assert.deepEqual(readdirSync(dir).sort(), ['run.log', 'step_0.out', 'work']);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

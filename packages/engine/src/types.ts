@@ -1,5 +1,6 @@
 import type { Dag, NodeStatus, ResolvedParams, RunStatus, WorkerSelector } from '@trellis/core';
 import type { StepPayload } from '@trellis/core';
+import type { ProcessLauncher } from './executors/process-group.js';
 
 /** A child run as the node records it. */
 export interface SubRunRef {
@@ -152,6 +153,11 @@ export interface RunOptions extends EngineEnvironment {
    * streaming, the engine reads what they appended (as it comes, and when they end).
    */
   streamLogs?: boolean;
+  /**
+   * Starts step processes. Default: spawned by this process. A host with a large heap passes a
+   * ProcessSpawner's `launch`: forking costs in proportion to the forking process's memory.
+   */
+  launcher?: ProcessLauncher;
 }
 
 export interface RunResult {

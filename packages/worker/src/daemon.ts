@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { RunCommandMessage, Task, TaskRef } from '@trellis/core';
+import { ProcessSpawner } from '@trellis/engine';
 import type { WorkerConfig } from './config.js';
 import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
@@ -45,6 +46,7 @@ export class WorkerDaemon {
   private readonly polls = new Set<PendingCall<unknown>>();
   private readonly dags = new DagCache();
   private readonly folders: AttemptFolders;
+  private readonly spawner: ProcessSpawner;
   private stopping = false;
   private busy = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -63,6 +65,7 @@ export class WorkerDaemon {
     this.client = new CoordinatorClient(config);
     // Finished attempts wait for their reports before their folder frees: room for a second round.
     this.folders = new AttemptFolders(config.workDir, config.pollers * 2);
+    this.spawner = new ProcessSpawner({ onCrash: (message) => this.logger.error(message) });
     this.finished = new Promise((resolve, reject) => {
       this.fatal = reject;
       this.resolveFinished = resolve;
@@ -95,6 +98,7 @@ export class WorkerDaemon {
     }
     await Promise.all(this.pollers);
     clearTimeout(this.heartbeatTimer);
+    await this.spawner.close();
     this.client.close();
     this.logger.info('worker stopped');
     this.resolveFinished();
@@ -140,6 +144,7 @@ export class WorkerDaemon {
     this.stopping = true;
     for (const call of this.polls) call.cancel();
     clearTimeout(this.heartbeatTimer);
+    void this.spawner.close();
     this.fatal(refused);
     throw refused;
   }
@@ -190,7 +195,7 @@ export class WorkerDaemon {
     }
     if (!accepted) return;
     const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
-    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags }, task, () => this.stopping);
+    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags, launcher: this.spawner.launch }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.busy += 1;
     // The slot frees when the engine ends; the attempt stays listed until its reports are delivered.

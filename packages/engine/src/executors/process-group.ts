@@ -8,19 +8,31 @@ export interface SpawnedResult {
   error?: string;
 }
 
+/** Log files a process writes to directly instead of through pipes; merged output names one file twice. */
+export interface DirectLogFiles {
+  stdoutPath: string;
+  stderrPath: string;
+  stdoutFd: number;
+  stderrFd: number;
+}
+
 export interface GroupSpawnOptions {
   argv: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Receive the output when no `files` are given. */
   stdout: Writable;
   stderr: Writable;
-  /** When given, the process writes to these files directly instead of through pipes. */
-  stdoutFd?: number;
-  stderrFd?: number;
+  files?: DirectLogFiles;
   signal: AbortSignal;
   stopSignal: NodeJS.Signals;
   killAfterMs: number;
+  /** Told the process id once the process exists. */
+  onStart?: (pid: number) => void;
 }
+
+/** Runs one step process in a process group of its own: in this process, or in a spawner process. */
+export type ProcessLauncher = (options: GroupSpawnOptions) => Promise<SpawnedResult>;
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
   if (child.pid === undefined) return;
@@ -42,11 +54,13 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
     const [command, ...args] = options.argv;
     let child: ChildProcess;
     try {
-      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', options.stdoutFd ?? 'pipe', options.stderrFd ?? 'pipe'] });
+      const files = options.files;
+      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', files?.stdoutFd ?? 'pipe', files?.stderrFd ?? 'pipe'] });
     } catch (error) {
       resolve({ exitCode: 127, signal: null, stopped: false, error: (error as Error).message });
       return;
     }
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     let stopped = false;
     let killTimer: NodeJS.Timeout | undefined;
     let spawnError: string | undefined;

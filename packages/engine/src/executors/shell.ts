@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { splitShellWords } from '@trellis/core';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
-import { runInProcessGroup } from './process-group.js';
+import { runInProcessGroup, type ProcessLauncher } from './process-group.js';
 
 /**
  * argv for one command. A one-word shell (`sh`, `bash`) gets `-c`; a shell given with its own
@@ -19,7 +19,7 @@ async function runScript(ctx: StepExecutionContext, interpreter: string[], posit
   const path = join(ctx.workingDir, `.trellis-script-${randomBytes(6).toString('hex')}`);
   await writeFile(path, ctx.step.script ?? '', { mode: 0o700 });
   try {
-    const result = await runInProcessGroup({ ...spawnOptions(ctx), argv: [...interpreter, path, ...positional] });
+    const result = await launcherOf(ctx)({ ...spawnOptions(ctx), argv: [...interpreter, path, ...positional] });
     return toResult(result);
   } finally {
     await rm(path, { force: true });
@@ -33,14 +33,15 @@ function interpreterOf(ctx: StepExecutionContext): string[] {
   return ctx.shell.filter((arg) => arg !== '-c');
 }
 
+const launcherOf = (ctx: StepExecutionContext): ProcessLauncher => ctx.launch ?? runInProcessGroup;
+
 function spawnOptions(ctx: StepExecutionContext) {
   return {
     env: ctx.env,
     cwd: ctx.workingDir,
     stdout: ctx.stdout,
     stderr: ctx.stderr,
-    ...(ctx.stdoutFd !== undefined ? { stdoutFd: ctx.stdoutFd } : {}),
-    ...(ctx.stderrFd !== undefined ? { stderrFd: ctx.stderrFd } : {}),
+    ...(ctx.files !== undefined ? { files: ctx.files } : {}),
     signal: ctx.signal,
     stopSignal: ctx.stopSignal,
     killAfterMs: ctx.killAfterMs,
@@ -62,7 +63,7 @@ export const shellExecutor: StepExecutor = {
     if (ctx.step.script !== undefined) return runScript(ctx, interpreterOf(ctx), positional);
     let last: StepExecutionResult = { exitCode: 0 };
     for (const command of ctx.step.commands) {
-      last = toResult(await runInProcessGroup({ ...spawnOptions(ctx), argv: commandArgv(ctx.shell, command, positional) }));
+      last = toResult(await launcherOf(ctx)({ ...spawnOptions(ctx), argv: commandArgv(ctx.shell, command, positional) }));
       if (last.exitCode !== 0 || last.stopped === true) return last;
     }
     return last;

@@ -1,5 +1,6 @@
 import type { Writable } from 'node:stream';
 import type { Step, StepType } from '@trellis/core';
+import type { DirectLogFiles, ProcessLauncher } from './process-group.js';
 
 /**
  * What the runner hands a step executor for one execution of one step (a retry or a
@@ -26,9 +27,10 @@ export interface StepExecutionContext {
   killAfterMs: number;
   /** Positional params ($1, $2, ...) for shell commands. */
   positionalParams?: string[];
-  /** Open log files a process may write to directly (then `stdout`/`stderr` receive nothing). */
-  stdoutFd?: number;
-  stderrFd?: number;
+  /** Log files a process may write to directly (then `stdout`/`stderr` receive nothing). */
+  files?: DirectLogFiles;
+  /** Starts the step's processes; default: spawned by this process. */
+  launch?: ProcessLauncher;
 }
 
 export interface StopRequest {

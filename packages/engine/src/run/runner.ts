@@ -567,7 +567,7 @@ export class DagRunner implements RunHandle {
   }
 
   /** One call of the step's executor, under the run's stop signal and the step's timeout. */
-  private async invoke(node: NodeState, step: Step, env: Record<string, string>, io: Pick<StepExecutionContext, 'stdout' | 'stderr' | 'stdoutFd' | 'stderrFd'>): Promise<ExecutionOutcome> {
+  private async invoke(node: NodeState, step: Step, env: Record<string, string>, io: Pick<StepExecutionContext, 'stdout' | 'stderr' | 'files'>): Promise<ExecutionOutcome> {
     const controller = new AbortController();
     this.stepControllers.add(controller);
     if (this.stopReason !== undefined && !this.handlerPhase) controller.abort({ kind: this.stopReason } satisfies StopRequest);
@@ -580,6 +580,7 @@ export class DagRunner implements RunHandle {
         workingDir: this.workingDirOf(node.step),
         shell: step.shell ?? this.dag.shell ?? ['sh'],
         ...io,
+        ...(this.options.launcher !== undefined ? { launch: this.options.launcher } : {}),
         signal: controller.signal,
         stopSignal: step.signalOnStop as NodeJS.Signals,
         killAfterMs: this.dag.maxCleanUpTimeSec * 1000,
@@ -609,9 +610,10 @@ export class DagRunner implements RunHandle {
     // Synchronous for the same reason as the work directory: two creates per step execution.
     const out = openSync(node.stdoutPath, 'a');
     const err = direct.merged ? out : openSync(node.stderrPath, 'a');
+    const files = { stdoutPath: node.stdoutPath, stderrPath: direct.merged ? node.stdoutPath : node.stderrPath, stdoutFd: out, stderrFd: err };
     const follower = this.options.streamLogs !== false ? this.followerOf(node, step, direct) : undefined;
     try {
-      return await this.invoke(node, step, env, { stdout: discard, stderr: discard, stdoutFd: out, stderrFd: err });
+      return await this.invoke(node, step, env, { stdout: discard, stderr: discard, files });
     } finally {
       closeSync(out);
       if (err !== out) closeSync(err);

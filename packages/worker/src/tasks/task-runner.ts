@@ -1,5 +1,5 @@
 import { RunStatus, runStatusLabel, startSubRunRequest, type ResolvedParams, type Task } from '@trellis/core';
-import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import { runDag, type ProcessLauncher, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import type { CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
@@ -15,6 +15,7 @@ export interface TaskContext {
   folders: AttemptFolders;
   logger: Logger;
   dags: DagCache;
+  launcher: ProcessLauncher;
 }
 
 /** One attempt running here: what heartbeats report and cancellations stop. */
@@ -118,9 +119,10 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     secrets: task.secrets,
     reporter: reports,
     launchSubRun: remoteSubRuns(ctx, task, isStopping),
+    launcher: ctx.launcher,
   });
   attempt.handle = handle;
-  log.info('run started');
+  log.debug('run started');
   attempt.ended = handle.done.then(
     (result) => log.info('run finished', { status: result.snapshot.statusLabel }),
     (error: unknown) => log.error('run crashed in the engine', { error }),

@@ -24,6 +24,11 @@ const cluster = new Cluster({
       '  - name: report\n    command: echo "parent in $DAG_RUN_WORK_DIR, child in ${child.outputs.where}"\n    output: REPORT',
       '---\nname: where-am-i\nsteps:\n  - name: w\n    command: echo "$DAG_RUN_WORK_DIR"\n    output: WHERE\n',
     ].join('\n'),
+    // Parent and child both need the one-slot worker: the waiting parent must lend its slot.
+    'solo-parent': [
+      'worker_selector:\n  pool: solo\nsteps:\n  - name: child\n    call: solo-child\n    worker_selector:\n      pool: solo',
+      '---\nname: solo-child\nsteps:\n  - name: c\n    command: echo nested\n    output: NESTED\n',
+    ].join('\n'),
     'limited': 'queue: four\nworker_selector:\n  shared: "yes"\nsteps:\n  - sleep 0.05\n',
   },
   config: 'queues:\n  - name: four\n    maxConcurrency: 4\n',
@@ -133,6 +138,26 @@ describe('distributed dispatch', () => {
       "SELECT worker_id AS worker, parent_dag_run_id AS parent, root_dag_run_id AS root FROM runs WHERE dag_name = 'where-am-i'",
     );
     assert.deepEqual(child, { worker: 'worker-b', parent: 'f1', root: 'f1' });
+  });
+
+  test('a parent waiting for a child that needs its own worker lends its slot (one poller, no deadlock)', async () => {
+    cluster.startWorker('worker-solo', 'pool=solo', { pollers: 1 });
+    await cluster.workerReady('worker-solo');
+    try {
+      assert.equal((await cluster.call('POST', '/dags/solo-parent/start', { dagRunId: 's1' })).status, 200);
+      const parent = await finished('solo-parent', 's1');
+      assert.equal(parent.status, 4, parent.error);
+      const runs = await cluster.sql<{ dag: string; worker: string }>("SELECT dag_name AS dag, worker_id AS worker FROM runs WHERE root_dag_run_id = 's1' ORDER BY dag_name");
+      assert.deepEqual(runs, [{ dag: 'solo-child', worker: 'worker-solo' }, { dag: 'solo-parent', worker: 'worker-solo' }]);
+      // The loan ended with the wait: the worker is back to its one poller.
+      await waitFor('the lent poller to stop', async () => {
+        const { json } = await cluster.call('GET', '/workers');
+        const solo = (json.workers as Array<{ id: string; pollers: { total: number } }>).find((w) => w.id === 'worker-solo');
+        return solo?.pollers.total === 1 ? true : undefined;
+      }, 10_000);
+    } finally {
+      await cluster.terminateWorker('worker-solo');
+    }
   });
 
   test('stopping a run on a worker takes effect within a couple of seconds', async () => {

@@ -20,6 +20,12 @@ export class WorkerRefusedError extends Error {
   }
 }
 
+/** A waiting parent run's slot, lent to an extra poller until the parent resumes. */
+interface SlotLoan {
+  over: boolean;
+  poll?: PendingCall<unknown>;
+}
+
 const sameAttempt = (a: TaskRef, b: TaskRef): boolean => a.dagName === b.dagName && a.dagRunId === b.dagRunId && a.attemptId === b.attemptId;
 
 /**
@@ -49,6 +55,7 @@ export class WorkerDaemon {
   private readonly spawner: ProcessSpawner;
   private stopping = false;
   private busy = 0;
+  private lent = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatMs = 1000;
   private pollers: Promise<void>[] = [];
@@ -149,17 +156,19 @@ export class WorkerDaemon {
     throw refused;
   }
 
-  private async pollLoop(index: number): Promise<void> {
+  private async pollLoop(index: number, loan?: SlotLoan): Promise<void> {
     const backoff = new Backoff(200, 5000);
-    while (!this.stopping) {
+    const loanOver = (): boolean => loan?.over === true;
+    while (!this.stopping && !loanOver()) {
       const call = this.client.call('Poll', { workerId: this.config.id, pollerIndex: index, waitMs: POLL_WAIT_MS }, POLL_WAIT_MS + 10_000);
       this.polls.add(call);
+      if (loan !== undefined) loan.poll = call;
       let task: Task | null | undefined;
       try {
         task = (await call.response).task;
         backoff.reset();
       } catch (error) {
-        if (this.stopping) break;
+        if (this.stopping || loanOver()) break;
         try {
           this.refuseIfUnauthenticated(error);
         } catch {
@@ -173,6 +182,25 @@ export class WorkerDaemon {
       }
       if (task != null) await this.runTask(task);
     }
+  }
+
+  /**
+   * A parent run that waits for its sub-DAG runs executes nothing meanwhile, yet holds its
+   * slot: with every slot held by waiting parents, children placed on this worker would queue
+   * forever. So the slot is lent to an extra poller while the parent waits; ending the loan
+   * lets that poller finish the task it holds, if any, and stop.
+   */
+  private lendSlot(): () => void {
+    if (this.stopping) return () => undefined;
+    const loan: SlotLoan = { over: false };
+    this.lent += 1;
+    this.pollers.push(this.pollLoop(this.config.pollers + this.lent - 1, loan));
+    return () => {
+      if (loan.over) return;
+      loan.over = true;
+      this.lent -= 1;
+      loan.poll?.cancel();
+    };
   }
 
   /** Confirms the claim (retrying while the coordinator is away), then runs it to the end. */
@@ -195,7 +223,7 @@ export class WorkerDaemon {
     }
     if (!accepted) return;
     const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
-    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags, launcher: this.spawner.launch }, task, () => this.stopping);
+    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags, launcher: this.spawner.launch, lendSlot: () => this.lendSlot() }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.busy += 1;
     // The slot frees when the engine ends; the attempt stays listed until its reports are delivered.
@@ -238,7 +266,7 @@ export class WorkerDaemon {
       parentDagRunId: a.task.parentDagRunId,
     }));
     try {
-      const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers, pollersBusy: this.busy }, 5000);
+      const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers + this.lent, pollersBusy: this.busy }, 5000);
       for (const ref of answer.cancel) {
         const attempt = [...this.running.values()].find((a) => sameAttempt(a.task.ref, ref));
         if (attempt === undefined) continue;

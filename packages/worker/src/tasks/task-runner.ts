@@ -16,6 +16,8 @@ export interface TaskContext {
   logger: Logger;
   dags: DagCache;
   launcher: ProcessLauncher;
+  /** Lends this run's slot to another poller while it waits for sub-DAG runs; returns the end of the loan. */
+  lendSlot: () => () => void;
 }
 
 /** One attempt running here: what heartbeats report and cancellations stop. */
@@ -48,9 +50,20 @@ async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Pro
 /**
  * Sub-DAG steps run as child runs the coordinator queues and places (by the step's
  * worker_selector). Stopping the parent stops the child through the coordinator, wherever it
- * runs; the child's end then ends the wait.
+ * runs; the child's end then ends the wait. While the parent waits for any child, its slot is
+ * lent to another poller (one loan per parent, however many children it waits for).
  */
 function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean): SubRunLauncher {
+  let waiting = 0;
+  let endLoan: (() => void) | undefined;
+  const waitBegins = (): void => {
+    if ((waiting += 1) === 1) endLoan = ctx.lendSlot();
+  };
+  const waitEnds = (): void => {
+    if ((waiting -= 1) > 0) return;
+    endLoan?.();
+    endLoan = undefined;
+  };
   return (request: SubRunRequest): SubRunHandle => {
     let started = false;
     let stopRequested = false;
@@ -70,11 +83,16 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
       );
       started = true;
       if (stopRequested) stopChild();
-      for (;;) {
-        const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
-        if (answer.finished) {
-          return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
+      waitBegins();
+      try {
+        for (;;) {
+          const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
+          if (answer.finished) {
+            return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
+          }
         }
+      } finally {
+        waitEnds();
       }
     })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${(error as Error).message}` }));
     const stop = (): void => {

@@ -4,6 +4,8 @@ import { PROTO_FILE, PROTO_LOADER_OPTIONS } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { hasValidToken, serverCredentials, type GrpcSecurity } from './auth.js';
 import type { WorkerHandlers } from './worker-service.js';
+import { failureStatus, type Unary } from './call-status.js';
+import { sessionHandler } from './session.js';
 
 export interface GrpcServer {
   /** Bound address, e.g. 127.0.0.1:50051. */
@@ -22,8 +24,6 @@ export class GrpcStartError extends Error {
   }
 }
 
-type Unary = (request: unknown, metadata: grpc.Metadata, call: grpc.ServerUnaryCall<unknown, unknown>) => Promise<unknown>;
-
 /** Every RPC: the token is checked first, and a thrown error becomes a gRPC status with its message. */
 function guarded(handler: Unary, security: GrpcSecurity, logger: Logger): grpc.handleUnaryCall<unknown, unknown> {
   return (call, callback) => {
@@ -34,32 +34,20 @@ function guarded(handler: Unary, security: GrpcSecurity, logger: Logger): grpc.h
     }
     handler(call.request, call.metadata, call).then(
       (response) => callback(null, response),
-      (error: unknown) => {
-        const status = error instanceof GrpcStatusError ? error.code : grpc.status.INTERNAL;
-        if (status === grpc.status.INTERNAL) logger.error('worker call failed', { method: call.getPath(), error });
-        callback({ code: status, details: error instanceof Error ? error.message : String(error) });
-      },
+      (error: unknown) => callback(failureStatus(error, call.getPath(), logger)),
     );
   };
-}
-
-/** A handler's refusal with a specific gRPC status (anything else is INTERNAL). */
-export class GrpcStatusError extends Error {
-  constructor(
-    readonly code: grpc.status,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'GrpcStatusError';
-  }
 }
 
 /** Starts the worker-facing gRPC server; port 0 picks a free port. */
 export async function startGrpcServer(host: string, port: number, security: GrpcSecurity, handlers: WorkerHandlers, logger: Logger): Promise<GrpcServer> {
   const definition = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as ServiceDefinitionPackage;
   const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
-  const implementation = Object.fromEntries(Object.entries(handlers).map(([name, handler]) => [name, guarded(handler as Unary, security, logger)]));
-  server.addService(definition.trellis.coordinator.v1.Coordinator.service, implementation);
+  const service = definition.trellis.coordinator.v1.Coordinator.service;
+  const unaries = handlers as unknown as Record<string, Unary>;
+  const implementation: grpc.UntypedServiceImplementation = Object.fromEntries(Object.entries(unaries).map(([name, handler]) => [name, guarded(handler, security, logger)]));
+  implementation.Session = sessionHandler(service, unaries, security, logger);
+  server.addService(service, implementation);
   const wanted = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const bound = await new Promise<number>((resolve, reject) => {
     server.bindAsync(wanted, serverCredentials(security), (error, actual) => (error !== null ? reject(new GrpcStartError(wanted, error)) : resolve(actual)));

@@ -16,7 +16,7 @@ import type { RunService } from '../runs/run-service.js';
 import type { SpecCache } from '../runs/spec-cache.js';
 import type { RunObserver } from '../runs/run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
-import { GrpcStatusError } from './server.js';
+import { GrpcStatusError } from './call-status.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
@@ -35,7 +35,13 @@ export interface WorkerServiceDeps {
   observer: RunObserver;
 }
 
-type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res>;
+/** What a handler may ask of its call (unary, or a frame on a Session): whether the worker gave up on it. */
+export interface CallContext {
+  readonly cancelled: boolean;
+  once(event: 'cancelled', listener: () => void): unknown;
+}
+
+type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
 
 export interface WorkerHandlers {
   Register: Handler<RegisterRequest, RegisterResponse>;

@@ -196,5 +196,15 @@ export interface StopSubRunResponse {
   stopped: boolean;
 }
 
+/** One call's request or answer on the Session stream. */
+export interface SessionFrame {
+  id: number;
+  method: string;
+  payload: Buffer;
+  code: number;
+  message: string;
+  cancel: boolean;
+}
+
 /** Metadata key of the shared worker token (`Bearer <token>`). */
 export const WORKER_AUTH_METADATA = 'authorization';

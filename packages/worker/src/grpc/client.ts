@@ -5,9 +5,12 @@ import {
   PROTO_FILE, PROTO_LOADER_OPTIONS, WORKER_AUTH_METADATA,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
-  type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
+  type SessionFrame, type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
 import type { WorkerConfig } from '../config.js';
+import { Session, type PendingCall } from './session.js';
+
+export type { PendingCall } from './session.js';
 
 type Callback<Res> = (error: grpc.ServiceError | null, response?: Res) => void;
 type RawMethod = (request: unknown, metadata: grpc.Metadata, options: grpc.CallOptions, callback: Callback<unknown>) => grpc.ClientUnaryCall;
@@ -27,11 +30,6 @@ interface ClientPackage {
   trellis: { coordinator: { v1: { Coordinator: grpc.ServiceClientConstructor } } };
 }
 
-/** A call in flight that can be abandoned (long polls, at shutdown). */
-export interface PendingCall<Res> {
-  response: Promise<Res>;
-  cancel(): void;
-}
 
 function channelCredentials(config: WorkerConfig): grpc.ChannelCredentials {
   if (config.tlsCa === undefined && config.tlsCert === undefined) return grpc.credentials.createInsecure();
@@ -42,10 +40,14 @@ function channelCredentials(config: WorkerConfig): grpc.ChannelCredentials {
   );
 }
 
-/** The coordinator's gRPC service, with the worker token on every call. */
+/**
+ * The coordinator's gRPC service, with the worker token on every call. Calls travel on the
+ * Session stream; a coordinator that does not offer it gets unary calls.
+ */
 export class CoordinatorClient {
   private readonly client: grpc.Client;
   private readonly metadata = new grpc.Metadata();
+  private readonly session: Session;
 
   constructor(config: WorkerConfig) {
     const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as ClientPackage;
@@ -57,9 +59,13 @@ export class CoordinatorClient {
       'grpc.keepalive_timeout_ms': 5_000,
     });
     if (config.token !== undefined) this.metadata.set(WORKER_AUTH_METADATA, `Bearer ${config.token}`);
+    const open = (): grpc.ClientDuplexStream<SessionFrame, SessionFrame> => (this.client as unknown as { Session(metadata: grpc.Metadata): grpc.ClientDuplexStream<SessionFrame, SessionFrame> }).Session(this.metadata);
+    this.session = new Session(open, pkg.trellis.coordinator.v1.Coordinator.service);
   }
 
   call<M extends keyof Methods>(method: M, request: Methods[M][0], timeoutMs: number): PendingCall<Methods[M][1]> {
+    const framed = this.session.unsupported ? undefined : this.session.call(method, request, timeoutMs);
+    if (framed !== undefined) return framed as PendingCall<Methods[M][1]>;
     let call: grpc.ClientUnaryCall | undefined;
     const response = new Promise<Methods[M][1]>((resolve, reject) => {
       const fn = (this.client as unknown as Record<string, RawMethod>)[method];
@@ -78,6 +84,7 @@ export class CoordinatorClient {
   }
 
   close(): void {
+    this.session.close();
     this.client.close();
   }
 }

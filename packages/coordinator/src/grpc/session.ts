@@ -1,0 +1,74 @@
+import { EventEmitter } from 'node:events';
+import * as grpc from '@grpc/grpc-js';
+import type { SessionFrame } from '@trellis/core';
+import type { Logger } from '../logging/logger.js';
+import { hasValidToken, type GrpcSecurity } from './auth.js';
+import { failureStatus, type Unary } from './call-status.js';
+import type { CallContext } from './worker-service.js';
+
+/** One call on a session: cancelled when the worker gives up on it or the stream ends. */
+class FrameCall extends EventEmitter implements CallContext {
+  cancelled = false;
+
+  cancel(): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.emit('cancelled');
+  }
+}
+
+const answer = (id: number, fields: Partial<SessionFrame>): SessionFrame => ({ id, method: '', payload: Buffer.alloc(0), code: grpc.status.OK, message: '', cancel: false, ...fields });
+
+/**
+ * The Session RPC: the unary calls multiplexed on one stream. The token is checked once, when
+ * the stream opens; each request frame runs the same handler as the unary call, and its answer
+ * frame carries the response or the status the unary call would have ended with.
+ */
+export function sessionHandler(service: grpc.ServiceDefinition, unaries: Record<string, Unary>, security: GrpcSecurity, logger: Logger): grpc.handleBidiStreamingCall<SessionFrame, SessionFrame> {
+  return (stream) => {
+    if (!hasValidToken(stream.metadata, security.workerToken)) {
+      logger.warn('worker session refused: bad or missing token', { peer: stream.getPeer() });
+      stream.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'invalid worker token' });
+      return;
+    }
+    const calls = new Map<number, FrameCall>();
+    const send = (frame: SessionFrame): void => {
+      if (!stream.cancelled && stream.writable) stream.write(frame);
+    };
+    const run = (frame: SessionFrame): void => {
+      const handler = unaries[frame.method];
+      const definition = service[frame.method];
+      if (handler === undefined || definition === undefined) return send(answer(frame.id, { code: grpc.status.UNIMPLEMENTED, message: `no call ${frame.method} on a session` }));
+      let request: unknown;
+      try {
+        request = definition.requestDeserialize(frame.payload);
+      } catch (error) {
+        return send(answer(frame.id, { code: grpc.status.INVALID_ARGUMENT, message: `malformed ${frame.method} request: ${(error as Error).message}` }));
+      }
+      const call = new FrameCall();
+      calls.set(frame.id, call);
+      handler(request, stream.metadata, call)
+        .then(
+          (response) => send(answer(frame.id, { payload: definition.responseSerialize(response) })),
+          (error: unknown) => {
+            const status = failureStatus(error, frame.method, logger);
+            send(answer(frame.id, { code: status.code, message: status.details }));
+          },
+        )
+        .finally(() => calls.delete(frame.id));
+    };
+    stream.on('data', (frame: SessionFrame) => {
+      if (frame.cancel) calls.get(frame.id)?.cancel();
+      else run(frame);
+    });
+    const endAll = (): void => {
+      for (const call of calls.values()) call.cancel();
+    };
+    stream.on('cancelled', endAll);
+    stream.on('error', endAll);
+    stream.on('end', () => {
+      endAll();
+      stream.end();
+    });
+  };
+}

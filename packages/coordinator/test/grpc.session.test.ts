@@ -1,0 +1,82 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { status as grpcStatus } from '@grpc/grpc-js';
+import type { Task } from '@trellis/core';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { rawSessionClient, rawWorkerClient } from './support/worker-client.js';
+
+const TOKEN = 'session-test-token';
+let t: TestCoordinator;
+
+const remote = 'queue: wide\nworker_selector:\n  pool: s\nsteps:\n  - name: greet\n    command: echo hello\n';
+
+before(async () => {
+  t = await startTestCoordinator('grpc_session', { remote }, { workerToken: TOKEN, workerAckTimeoutSec: 5, queues: [{ name: 'wide', maxConcurrency: 10 }] });
+});
+
+after(async () => {
+  await t.stop();
+});
+
+const address = (): string => t.coordinator.grpcAddress ?? '';
+const refusedWith = (code: grpcStatus) => (e: { code: grpcStatus }) => e.code === code;
+
+describe('worker session stream', () => {
+  test('a session without the token is refused with UNAUTHENTICATED', async () => {
+    const stranger = rawSessionClient(address(), 'wrong');
+    try {
+      const call = stranger.call('Register', { workerId: 'evil', labels: {}, pollers: 1 });
+      call.answer.catch(() => undefined);
+      const ended = await stranger.closed;
+      assert.equal(ended?.code, grpcStatus.UNAUTHENTICATED);
+    } finally {
+      stranger.close();
+    }
+  });
+
+  test('calls on a session answer as unary calls do, errors included; an unknown call is UNIMPLEMENTED', async () => {
+    const session = rawSessionClient(address(), TOKEN);
+    try {
+      await assert.rejects(session.call('Poll', { workerId: 'nobody', pollerIndex: 0, waitMs: 10 }).answer, refusedWith(grpcStatus.NOT_FOUND));
+      await assert.rejects(session.call('Register', { workerId: 'bad id!', labels: {}, pollers: 1 }).answer, refusedWith(grpcStatus.INVALID_ARGUMENT));
+      await assert.rejects(session.call('Session', {}).answer, refusedWith(grpcStatus.UNIMPLEMENTED));
+      const registered = await session.call<{ heartbeatIntervalMs: number }>('Register', { workerId: 'sw1', labels: { pool: 's' }, pollers: 2 }).answer;
+      assert.ok(registered.heartbeatIntervalMs > 0);
+      assert.equal((await t.call('POST', '/dags/remote/enqueue', { dagRunId: 'r1' })).status, 200);
+      // Two calls in flight on one stream: a long poll, then an ack that answers first.
+      const poll = session.call<{ task?: Task | null }>('Poll', { workerId: 'sw1', pollerIndex: 0, waitMs: 5000 }).answer;
+      const task = (await poll).task;
+      assert.equal(task?.ref.dagRunId, 'r1');
+      const idle = session.call<{ task?: Task | null }>('Poll', { workerId: 'sw1', pollerIndex: 1, waitMs: 3000 }).answer;
+      const ack = await session.call<{ accepted: boolean }>('AckTask', { workerId: 'sw1', ref: task?.ref }).answer;
+      assert.equal(ack.accepted, true);
+      assert.equal(((await t.call('GET', '/dag-runs/remote/r1')).json.dagRun as { status: number }).status, 1);
+      assert.equal((await idle).task ?? null, null, 'the second poll found nothing and answered after its wait');
+    } finally {
+      session.close();
+    }
+  });
+
+  test('a long poll the worker cancels, or whose session ends, is handed nothing: the next poller gets the run', async () => {
+    const unary = rawWorkerClient(address(), TOKEN);
+    try {
+      for (const [i, leave] of [['c1', 'cancel'], ['c2', 'end']] as const) {
+        const session = rawSessionClient(address(), TOKEN);
+        await session.call('Register', { workerId: 'sw2', labels: { pool: 's' }, pollers: 1 }).answer;
+        const poll = session.call<{ task?: Task | null }>('Poll', { workerId: 'sw2', pollerIndex: 0, waitMs: 10_000 });
+        poll.answer.catch(() => undefined);
+        await new Promise((r) => setTimeout(r, 200));
+        if (leave === 'cancel') session.cancel(poll.id);
+        else session.close();
+        await new Promise((r) => setTimeout(r, 200));
+        assert.equal((await t.call('POST', '/dags/remote/enqueue', { dagRunId: i })).status, 200);
+        const answer = await unary.call<{ task?: Task | null }>('Poll', { workerId: 'sw2', pollerIndex: 0, waitMs: 1000 });
+        assert.equal(answer.task?.ref.dagRunId, i, `after ${leave}, the run went to the live poller`);
+        await unary.call('AckTask', { workerId: 'sw2', ref: answer.task?.ref });
+        session.close();
+      }
+    } finally {
+      unary.close();
+    }
+  });
+});

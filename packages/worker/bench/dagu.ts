@@ -398,10 +398,11 @@ async function measureLocal(cluster: Cluster, runs: number, log: (line: string) 
 }
 
 /**
- * Three batches, median rate: a batch's figure depends on where in Dagu's 3 s queue cycle it
- * lands (one batch measured 12 to 20 runs/s here), so one batch alone is a coin toss.
+ * Five batches, median rate: a batch's figure depends on where in Dagu's 3 s queue cycle it
+ * lands and on how busy the disk is (batches measured 7.6 to 20 runs/s here), so one batch
+ * alone is a coin toss and three still swung the median from 8 to 16.
  */
-const WORKER_BATCHES = 3;
+export const WORKER_BATCHES = 5;
 
 async function measureWorker(cluster: Cluster, runs: number, log: (line: string) => void, notes: string[]): Promise<number> {
   const rates: number[] = [];

@@ -3,9 +3,10 @@
 //   npm run bench -w packages/worker
 import { Agent, request } from 'node:http';
 import { Cluster } from '../../../test-e2e/support/cluster.js';
-import { measureDagu } from './dagu.js';
+import { WORKER_BATCHES, measureDagu } from './dagu.js';
 
-const ROUNDS = 3;
+const WARM_UP_ROUNDS = 3;
+const ROUNDS = 5;
 const RUNS_PER_ROUND = 300;
 const LATENCY_SAMPLES = 100;
 const POLLERS = 8;
@@ -47,7 +48,7 @@ function enqueue(cluster: Cluster, dagName: string, dagRunId: string): Promise<n
 }
 
 /** N one-step runs enqueued through the API as fast as it takes them; completions per second. */
-async function throughput(cluster: Cluster, round: number | 'warm-up'): Promise<number> {
+async function throughput(cluster: Cluster, round: number): Promise<number> {
   const started = performance.now();
   const inFlight = 16;
   let next = 0;
@@ -60,7 +61,7 @@ async function throughput(cluster: Cluster, round: number | 'warm-up'): Promise<
       }
     }),
   );
-  await waitForTerminal(cluster, 'one', (round === 'warm-up' ? 1 : round + 2) * RUNS_PER_ROUND);
+  await waitForTerminal(cluster, 'one', (round + 1) * RUNS_PER_ROUND);
   return RUNS_PER_ROUND / ((performance.now() - started) / 1000);
 }
 
@@ -94,11 +95,15 @@ async function benchTrellis(): Promise<{ runsPerSec: number[]; latencies: number
     cluster.startWorker('bench-worker', 'pool=bench', { pollers: POLLERS });
     await cluster.workerReady('bench-worker');
     const runsPerSec: number[] = [];
-    // Not counted: the first few hundred runs pay for JIT warm-up in three processes and cold caches in PostgreSQL.
-    console.log(`  trellis warm-up: ${(await throughput(cluster, 'warm-up')).toFixed(1)} runs/s (not counted)`);
-    for (let round = 0; round < ROUNDS; round += 1) {
+    // Not counted: about the first thousand runs pay for JIT compilation in the coordinator and
+    // worker (their CPU per run halves over them) and for cold caches in PostgreSQL; the rounds
+    // after measure the steady state of a long-running service.
+    for (let round = 0; round < WARM_UP_ROUNDS; round += 1) {
+      console.log(`  trellis warm-up ${round + 1}/${WARM_UP_ROUNDS}: ${(await throughput(cluster, round)).toFixed(1)} runs/s (not counted)`);
+    }
+    for (let round = WARM_UP_ROUNDS; round < WARM_UP_ROUNDS + ROUNDS; round += 1) {
       runsPerSec.push(await throughput(cluster, round));
-      console.log(`  trellis round ${round + 1}: ${runsPerSec.at(-1)?.toFixed(1)} runs/s (${RUNS_PER_ROUND} one-step runs, coordinator -> 1 worker, ${POLLERS} pollers)`);
+      console.log(`  trellis round ${round - WARM_UP_ROUNDS + 1}: ${runsPerSec.at(-1)?.toFixed(1)} runs/s (${RUNS_PER_ROUND} one-step runs, coordinator -> 1 worker, ${POLLERS} pollers)`);
     }
     const latencies = await latency(cluster);
     return { runsPerSec, latencies };
@@ -115,7 +120,7 @@ console.log(`trellis: enqueue-to-step-start p50 ${percentile(trellis.latencies, 
 
 const dagu = await measureDagu({ runs: 120, log: (line) => console.log(`  dagu: ${line}`) });
 for (const note of dagu.notes) console.log(`  dagu note: ${note}`);
-console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker (median of 3 batches of 60)` +
+console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker (median of ${WORKER_BATCHES} batches of 60)` +
   (dagu.enqueueToStartP50Ms !== undefined ? `, enqueue-to-start p50 ${dagu.enqueueToStartP50Ms.toFixed(0)} ms, p99 ${(dagu.enqueueToStartP99Ms ?? 0).toFixed(0)} ms` : ''));
 if (dagu.workerRunsPerSec > 0) {
   const ratio = trellisRate / dagu.workerRunsPerSec;

@@ -8,12 +8,15 @@ let t: TestCoordinator;
 let dir: string;
 const call = (method: string, path: string, body?: unknown) => t.call(method, path, body);
 
+// Daily schedules a fixed time from now, so their order by next run never depends on when the test runs.
+const hoursFromNow = (hours: number): number => (new Date().getHours() + hours) % 24;
+
 before(async () => {
   t = await startTestCoordinator('api_dags', {});
   dir = t.dir;
   const dags = join(dir, 'dags');
-  await call('POST', '/dags', { name: 'alpha', spec: 'description: first\nlabels: [team=a, nightly]\nschedule: "0 3 * * *"\nparams: "X=1"\nsteps:\n  - echo a\n' });
-  await call('POST', '/dags', { name: 'beta', spec: 'labels: [team=b]\nschedule: "0 1 * * *"\nsteps:\n  - echo b\n---\nname: helper\nsteps: [echo h]\n' });
+  await call('POST', '/dags', { name: 'alpha', spec: `description: first\nlabels: [team=a, nightly]\nschedule: "0 ${hoursFromNow(4)} * * *"\nparams: "X=1"\nsteps:\n  - echo a\n` });
+  await call('POST', '/dags', { name: 'beta', spec: `labels: [team=b]\nschedule: "0 ${hoursFromNow(2)} * * *"\nsteps:\n  - echo b\n---\nname: helper\nsteps: [echo h]\n` });
   writeFileSync(join(dags, 'broken.yaml'), 'steps: 5\n');
   await t.coordinator.index.refresh('broken');
 });

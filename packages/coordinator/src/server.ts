@@ -83,7 +83,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     }));
   const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
   const interrupted = await failInterruptedRuns(db, localId, INTERRUPTED);
-  if (interrupted.length > 0) logger.warn('failed runs cut off by the previous shutdown', { count: interrupted.length });
+  if (interrupted.failed.length > 0) logger.warn('failed runs cut off by the previous shutdown', { count: interrupted.failed.length, childrenStopped: interrupted.childrenStopped });
   const files = new DagFiles(config.dagsDir);
   const index = new DagIndex(files, logger, config.baseConfig);
   await index.start({ watch: options.watch ?? true });

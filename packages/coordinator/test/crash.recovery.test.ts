@@ -65,16 +65,19 @@ async function startServer(env: Record<string, string>, port: number): Promise<C
 
 type Run = { dagRunId: string; status: number; error: string };
 
-async function runs(port: number): Promise<Run[]> {
-  const res = await fetch(`http://127.0.0.1:${port}/api/v1/dag-runs?name=sleeper&limit=500`);
+async function runs(port: number, name = 'sleeper'): Promise<Run[]> {
+  const res = await fetch(`http://127.0.0.1:${port}/api/v1/dag-runs?name=${name}&limit=500`);
   return ((await res.json()) as { dagRuns: Run[] }).dagRuns;
 }
 
-test('kill -9 with 50 local runs in flight: after a restart every run ends, none stays Running, the API answers', { timeout: 120_000 }, async () => {
+test('kill -9 with 50 local runs in flight: after a restart every run ends, none stays Running, the API answers; a failed parent takes its queued child with it', { timeout: 120_000 }, async () => {
   mkdirSync(join(dir, 'dags'));
   writeFileSync(join(dir, 'trellis.yaml'), 'dagsDir: ./dags\ndataDir: ./data\ngrpcPort: 0\nlogFormat: json\nqueues:\n  - name: crash\n    maxConcurrency: 40\n');
   writeFileSync(join(dir, 'sleep-seconds'), LONG_SLEEP);
   writeFileSync(join(dir, 'dags', 'sleeper.yaml'), `queue: crash\nsteps:\n  - sleep $(cat ${join(dir, 'sleep-seconds')})\n`);
+  // A local parent whose child waits for a worker nobody runs: the crash fails the parent, and its child must not run later.
+  writeFileSync(join(dir, 'dags', 'parent.yaml'), 'steps:\n  - name: call\n    call: orphan\n    worker_selector:\n      pool: nobody\n');
+  writeFileSync(join(dir, 'dags', 'orphan.yaml'), 'steps:\n  - echo never\n');
   const env = await databaseEnv();
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const first = await startServer(env, port);
@@ -90,6 +93,10 @@ test('kill -9 with 50 local runs in flight: after a restart every run ends, none
   }
   const runningAtKill = new Set(before.filter((r) => r.status === 1).map((r) => r.dagRunId));
   assert.equal(runningAtKill.size, 40, 'the queue limit of 40 runs was in flight');
+  const started = await fetch(`http://127.0.0.1:${port}/api/v1/dags/parent/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"dagRunId":"p1"}' });
+  assert.equal(started.status, 200);
+  for (let i = 0; i < 200 && (await runs(port, 'orphan')).length === 0; i += 1) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual((await runs(port, 'orphan')).map((r) => r.status), [5], 'the child is queued');
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
   // Runs still queued at the crash will run after the restart: let them be quick.
@@ -111,5 +118,10 @@ test('kill -9 with 50 local runs in flight: after a restart every run ends, none
   const queuedAtKill = after.filter((r) => !runningAtKill.has(r.dagRunId));
   assert.equal(queuedAtKill.length, 10);
   assert.ok(queuedAtKill.every((r) => r.status === 4), 'runs still queued at the crash ran once, after the restart');
+  const [parent] = await runs(port, 'parent');
+  assert.equal(parent?.status, 2);
+  const [orphan] = await runs(port, 'orphan');
+  assert.equal(orphan?.status, 3, 'the queued child of a failed parent is aborted');
+  assert.equal(orphan?.error, 'parent run parent/p1 failed: the coordinator stopped while this run was running');
   assert.equal((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).status, 200);
 });

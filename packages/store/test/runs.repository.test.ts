@@ -118,11 +118,40 @@ describe('runs repository', () => {
   test('interrupted runs of a worker are failed with the given error', async () => {
     const run = await insertRun(db, newRun({ dagName: 'crashy', status: RunStatus.Running }));
     await db.query("UPDATE runs SET worker_id = 'local' WHERE id = $1", [run.id]);
-    const failed = await failInterruptedRuns(db, 'local', 'the coordinator stopped while the run was running');
+    const { failed } = await failInterruptedRuns(db, 'local', 'the coordinator stopped while the run was running');
     assert.ok(failed.some((f) => f.dagRunId === run.dagRunId));
     const after = await getRun(db, 'crashy', run.dagRunId);
     assert.equal(after?.status, RunStatus.Failed);
     assert.equal(after?.error, 'the coordinator stopped while the run was running');
+  });
+
+  test("an interrupted run's sub-DAG runs are taken off the queue or told to stop; other runs are left alone", async () => {
+    const parent = await insertRun(db, newRun({ dagName: 'orphaner', status: RunStatus.Running }));
+    await db.query("UPDATE runs SET worker_id = 'coord-1' WHERE id = $1", [parent.id]);
+    const child = (name: string, status: RunStatus, parentDagRunId = parent.dagRunId) =>
+      insertRun(db, newRun({ dagName: name, status, parentDagRunName: 'orphaner', parentDagRunId, dispatchTarget: 'remote' }));
+    const queued = await child('c-queued', RunStatus.Queued);
+    const handedOut = await child('c-handed-out', RunStatus.Running);
+    const running = await child('c-running', RunStatus.Running);
+    const finished = await child('c-finished', RunStatus.Success);
+    const stranger = await child('c-stranger', RunStatus.Queued, 'another-parent');
+    await db.query("UPDATE runs SET worker_id = 'w1', acked_at = now() WHERE id = $1", [running.id]);
+    await db.query("UPDATE runs SET worker_id = 'w1' WHERE id = $1", [handedOut.id]);
+
+    const result = await failInterruptedRuns(db, 'coord-1', 'the coordinator stopped');
+    assert.deepEqual(result, { failed: [{ dagName: 'orphaner', dagRunId: parent.dagRunId }], childrenStopped: 3 });
+    const now = async (r: { dagName: string; dagRunId: string }) => getRun(db, r.dagName, r.dagRunId);
+    for (const aborted of [queued, handedOut]) {
+      const row = await now(aborted);
+      assert.equal(row?.status, RunStatus.Aborted, aborted.dagName);
+      assert.equal(row?.error, `parent run orphaner/${parent.dagRunId} failed: the coordinator stopped`);
+    }
+    const flagged = await now(running);
+    assert.equal(flagged?.status, RunStatus.Running, 'a child its worker runs ends when the worker is told to stop it');
+    assert.ok(flagged?.stopRequestedAt instanceof Date);
+    assert.equal((await now(finished))?.status, RunStatus.Success);
+    assert.equal((await now(stranger))?.status, RunStatus.Queued);
+    assert.deepEqual(await failInterruptedRuns(db, 'coord-1', 'again'), { failed: [], childrenStopped: 0 });
   });
 
   test('retention removes old finished runs only; negative keeps everything; 0 means 30 days', async () => {

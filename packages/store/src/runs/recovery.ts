@@ -1,16 +1,45 @@
 import type { Queryable } from '../db/types.js';
 
+export interface InterruptedRuns {
+  failed: Array<{ dagName: string; dagRunId: string }>;
+  /** Sub-DAG runs of the failed runs, taken off the queue or told to stop. */
+  childrenStopped: number;
+}
+
 /**
  * At coordinator start: runs this worker had running (or waiting) when the process died are
- * marked Failed with `error`, so nothing stays Running for ever. Returns their ids.
+ * marked Failed with `error`, so nothing stays Running for ever. Their sub-DAG runs have no
+ * parent left to wait for them: queued ones (and ones handed to a worker that has not
+ * acknowledged them) end Aborted, running ones on workers are flagged to stop, as a stop
+ * request would. One statement, so a crash between the steps cannot orphan a child.
  */
-export async function failInterruptedRuns(q: Queryable, workerId: string, error: string): Promise<Array<{ dagName: string; dagRunId: string }>> {
-  return q.query<{ dagName: string; dagRunId: string }>(
-    `UPDATE runs SET status = 2, error = $2, finished_at = now(), updated_at = now()
-     WHERE worker_id = $1 AND status IN (1, 7)
-     RETURNING dag_name AS "dagName", dag_run_id AS "dagRunId"`,
+export async function failInterruptedRuns(q: Queryable, workerId: string, error: string): Promise<InterruptedRuns> {
+  const rows = await q.query<{ dagName: string | null; dagRunId: string | null; children: number }>(
+    `WITH failed AS (
+       UPDATE runs SET status = 2, error = $2, finished_at = now(), updated_at = now()
+       WHERE worker_id = $1 AND status IN (1, 7)
+       RETURNING dag_name, dag_run_id
+     ), aborted AS (
+       UPDATE runs c SET status = 3, error = 'parent run ' || p.dag_name || '/' || p.dag_run_id || ' failed: ' || $2,
+         finished_at = now(), updated_at = now()
+       FROM failed p
+       WHERE c.parent_dag_run_name = p.dag_name AND c.parent_dag_run_id = p.dag_run_id
+         AND (c.status = 5 OR (c.status = 1 AND c.dispatch_target = 'remote' AND c.acked_at IS NULL))
+       RETURNING c.id
+     ), flagged AS (
+       UPDATE runs c SET stop_requested_at = COALESCE(c.stop_requested_at, now()), updated_at = now()
+       FROM failed p
+       WHERE c.parent_dag_run_name = p.dag_name AND c.parent_dag_run_id = p.dag_run_id
+         AND c.status IN (1, 7) AND c.dispatch_target = 'remote' AND c.acked_at IS NOT NULL
+       RETURNING c.id
+     )
+     SELECT f.dag_name AS "dagName", f.dag_run_id AS "dagRunId",
+       ((SELECT count(*) FROM aborted) + (SELECT count(*) FROM flagged))::int AS children
+     FROM (SELECT 1) one LEFT JOIN failed f ON true`,
     [workerId, error],
   );
+  const failed = rows.flatMap((r) => (r.dagName !== null && r.dagRunId !== null ? [{ dagName: r.dagName, dagRunId: r.dagRunId }] : []));
+  return { failed, childrenStopped: rows[0]?.children ?? 0 };
 }
 
 /** Retention in days for a DAG: default 30, 0 means 30, negative disables cleanup. */

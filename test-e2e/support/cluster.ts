@@ -134,7 +134,7 @@ export class Cluster {
   async workerReady(id: string): Promise<void> {
     await waitFor(`worker ${id} to register`, async () => {
       const body = (await this.call('GET', '/workers')).json as { workers?: Array<{ id: string; health_status: string }> };
-      return body.workers?.some((w) => w.id === id && w.health_status === 'healthy') === true ? true : undefined;
+      return body.workers?.some((w) => w.id === id && w.health_status === 'WORKER_HEALTH_STATUS_HEALTHY') === true ? true : undefined;
     }, 30_000);
   }
 

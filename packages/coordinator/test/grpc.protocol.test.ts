@@ -94,7 +94,7 @@ describe('worker protocol', () => {
     assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'w1', ref: task.ref })).accepted, true, 'a repeated ack is accepted');
     assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'other', ref: task.ref })).accepted, false, 'another worker cannot claim it');
     const workers = (await t.call('GET', '/workers')).json as { workers: Array<{ id: string; health_status: string; labels: Record<string, string> }> };
-    assert.deepEqual(workers.workers.map((w) => [w.id, w.health_status]), [['other', 'healthy'], ['w1', 'healthy']]);
+    assert.deepEqual(workers.workers.map((w) => [w.id, w.health_status]), [['other', 'WORKER_HEALTH_STATUS_HEALTHY'], ['w1', 'WORKER_HEALTH_STATUS_HEALTHY']]);
     assert.deepEqual(workers.workers[1]?.labels, { pool: 'x', zone: 'eu' });
   });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { ServiceUnavailableError } from '../errors/api-errors.js';
-import type { WorkerRegistry } from '../dispatch/worker-registry.js';
+import type { WorkerHealth, WorkerRegistry } from '../dispatch/worker-registry.js';
 
 export interface WorkerRoutesDeps {
   registry: WorkerRegistry;
@@ -10,6 +10,13 @@ export interface WorkerRoutesDeps {
 }
 
 const remoteNodeQuery = z.object({ remoteNode: z.string().optional() });
+
+/** The contract's names for the health states (metrics keep the short ones as label values). */
+const HEALTH_STATUS: Record<WorkerHealth, string> = {
+  healthy: 'WORKER_HEALTH_STATUS_HEALTHY',
+  warning: 'WORKER_HEALTH_STATUS_WARNING',
+  unhealthy: 'WORKER_HEALTH_STATUS_UNHEALTHY',
+};
 
 export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
   return [
@@ -28,7 +35,7 @@ export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
           workers: workers.map((w) => ({
             id: w.id,
             labels: w.labels,
-            health_status: w.health,
+            health_status: HEALTH_STATUS[w.health],
             last_heartbeat: w.lastHeartbeat.toISOString(),
             hostname: w.hostname,
             pollers: { total: w.pollers, busy: w.pollersBusy },

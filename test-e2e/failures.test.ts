@@ -18,6 +18,15 @@ function dag(pool: string, seconds: number): string {
   return `queue: wide\nworker_selector:\n  pool: ${pool}\nsteps:\n  - name: work\n    command: sleep ${seconds} && echo "$DAG_RUN_ID" >> ${ledger}\n`;
 }
 
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function statuses(dagName: string): Promise<Map<string, { status: number; error: string }>> {
   const rows = await cluster.sql<{ id: string; status: number; error: string }>('SELECT dag_run_id AS id, status, error FROM runs WHERE dag_name = $1', [dagName]);
   return new Map(rows.map((r) => [r.id, { status: r.status, error: r.error }]));
@@ -74,6 +83,38 @@ describe('failures', () => {
     assert.deepEqual([...quick.values()].map((r) => r.status), [4, 4, 4, 4]);
     const api = (await cluster.call('GET', '/dag-runs/slow-a/doomed')).json as { dagRun: { status: number; error: string } };
     assert.equal(api.dagRun.status, 2);
+  });
+
+  test('a worker frozen past the heartbeat timeout loses its run; resumed, it is told to cancel it and kills the step', async () => {
+    const pidFile = join(cluster.dir, 'frozen.pid');
+    writeFileSync(join(cluster.dir, 'dags', 'frozen.yaml'), `worker_selector:\n  pool: f\nsteps:\n  - name: work\n    command: echo $$ > ${pidFile} && sleep 60 && echo "$DAG_RUN_ID" >> ${ledger}\n`);
+    const frozen = cluster.startWorker('worker-f', 'pool=f', { pollers: 1 });
+    await cluster.workerReady('worker-f');
+    const pid = frozen.child.pid ?? 0;
+    try {
+      assert.equal((await cluster.call('POST', '/dags/frozen/start', { dagRunId: 'ice' })).status, 200);
+      const stepPid = await waitFor('the step to start', () => Promise.resolve(existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? Number(readFileSync(pidFile, 'utf8')) : undefined), 15_000);
+      // SIGSTOP: the worker process stays alive but silent, as behind a network partition; its step goes on.
+      process.kill(pid, 'SIGSTOP');
+      const failed = await waitFor('the run to fail as lost', async () => {
+        const run = (await statuses('frozen')).get('ice');
+        return run?.status === 2 ? run : undefined;
+      }, 30_000, 250);
+      assert.match(failed.error, /^worker worker-f was lost/);
+      assert.ok(isAlive(stepPid), 'the step ran on while its worker was frozen');
+      process.kill(pid, 'SIGCONT');
+      await waitFor('the resumed worker to kill the step', () => Promise.resolve(isAlive(stepPid) ? undefined : true), 15_000, 100);
+      await waitFor('the resumed worker to list no running task', async () => {
+        const { json } = await cluster.call('GET', '/workers');
+        const worker = (json.workers as Array<{ id: string; health_status: string; running_tasks: unknown[] }>).find((w) => w.id === 'worker-f');
+        return worker?.health_status === 'WORKER_HEALTH_STATUS_HEALTHY' && worker.running_tasks.length === 0 ? true : undefined;
+      }, 15_000);
+      assert.deepEqual((await statuses('frozen')).get('ice'), failed, 'the late reports of the lost attempt changed nothing');
+      assert.match(frozen.output(), /coordinator cancelled a run; stopping it/);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+      await cluster.terminateWorker('worker-f');
+    }
   });
 
   test('kill -9 of the coordinator with runs queued and running: after a restart every run ends once, none lost', async () => {

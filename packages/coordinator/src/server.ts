@@ -149,15 +149,16 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     specOfDag,
   });
   let grpc: GrpcServer | undefined;
+  const applier = new ReportApplier(db, metrics);
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier: new ReportApplier(db, metrics), specs, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake(), onLost: (lost) => lost.forEach((run) => applier.forget(run)) });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);

@@ -126,10 +126,13 @@ describe('worker protocol', () => {
     const stale = await worker.call<{ stale: boolean }>('Report', { workerId: 'w1', ref: { ...task.ref, attemptId: 'old-attempt' }, events: [{ seq: 7, statusJson: snapshot(task, 2, 2, '') }] });
     assert.equal(stale.stale, true);
     assert.equal((await details('r1')).status, 4, 'a stale report changes nothing');
+    // A report body that is not the protocol's JSON is the sender's fault (checked on a run still going).
+    const going = await startedTask('r-malformed');
     await assert.rejects(
-      worker.call('Report', { workerId: 'w1', ref: task.ref, events: [{ seq: 7, statusJson: '{not json' }] }),
+      worker.call('Report', { workerId: 'w1', ref: going.ref, events: [{ seq: 1, statusJson: '{not json' }] }),
       (e: { code: grpcStatus; details: string }) => e.code === grpcStatus.INVALID_ARGUMENT && /malformed report/.test(e.details),
     );
+    await worker.call('Report', { workerId: 'w1', ref: going.ref, events: [{ seq: 1, statusJson: snapshot(going, 4, 4, 'greet.out') }] });
   });
 
   test('a batch with several snapshots stores the newest, after its log chunks', async () => {

@@ -7,7 +7,7 @@ export * from './runs/record.js';
 export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
 export { getRun, getLatestRun, getLatestRuns, countActiveRuns, getSpecYaml } from './runs/get-run.js';
 export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
-export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
+export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
 export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';
 export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type AdmissionTarget } from './runs/admission.js';

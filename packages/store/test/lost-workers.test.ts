@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
-import { admitQueuedRuns, ackRun, failRunsOfLostWorkers, getRun, insertRun, recordHeartbeat, upsertWorker, type Db } from '@trellis/store';
+import { admitQueuedRuns, ackRun, advanceReportSeq, failRunsOfLostWorkers, getOutputs, getRun, insertRun, recordHeartbeat, saveAttemptOutputs, upsertWorker, type Db } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
 let db: Db;
@@ -37,5 +37,18 @@ describe('lost workers and coordinators', () => {
     assert.match((await getRun(db, 'd', 'r3'))?.error ?? '', /^coordinator ghost was lost/);
     assert.equal((await getRun(db, 'd', 'r2'))?.status, RunStatus.Running);
     assert.equal((await getRun(db, 'd', 'r4'))?.status, RunStatus.Running);
+  });
+
+  test("a failed attempt's later reports are fenced off: no sequence advance, no outputs; the live attempt's pass", async () => {
+    const dead = await getRun(db, 'd', 'r1');
+    const live = await getRun(db, 'd', 'r2');
+    assert.ok(dead !== undefined && live !== undefined);
+    assert.equal(await advanceReportSeq(db, dead.id, dead.attemptId, 9), false);
+    assert.equal(await saveAttemptOutputs(db, dead.id, dead.attemptId, { status: 'succeeded' }, { late: 'yes' }), false);
+    assert.equal(await getOutputs(db, dead.id), undefined);
+    assert.equal(await advanceReportSeq(db, live.id, live.attemptId, 9), true);
+    assert.equal(await saveAttemptOutputs(db, live.id, 'another-attempt', {}, { wrong: 'attempt' }), false);
+    assert.equal(await saveAttemptOutputs(db, live.id, live.attemptId, { status: 'succeeded' }, { answer: '42' }), true);
+    assert.deepEqual((await getOutputs(db, live.id))?.outputs, { answer: '42' });
   });
 });

@@ -2,7 +2,7 @@ import { closeSync, constants, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
 import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { NodeSnapshot, RunOutputs, RunSnapshot } from '@trellis/engine';
-import { advanceReportSeq, getRun, saveOutputs, type Db, type RunRecord } from '@trellis/store';
+import { advanceReportSeq, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from '../runs/snapshot-store.js';
 import type { RunObserver } from '../runs/run-observer.js';
 
@@ -70,6 +70,8 @@ interface KnownAttempt {
   run: RunRecord;
   workerId: string;
   appliedSeq: number;
+  /** Read after the run had ended: only resends of what was applied are answered. */
+  ended: boolean;
 }
 
 const attemptKey = (ref: TaskRef): string => `${ref.dagName}\u0000${ref.dagRunId}\u0000${ref.attemptId}`;
@@ -83,6 +85,10 @@ const attemptKey = (ref: TaskRef): string => `${ref.dagName}\u0000${ref.dagRunId
  * every write is fenced in SQL on the attempt id (a taken-back lease gets a new one) and on the
  * report sequence, so a stale attempt or a report another coordinator already applied changes
  * nothing. Attempts acknowledged elsewhere, or forgotten, are read from the database.
+ *
+ * An attempt's last report ends its run, so new reports for a run that already ended come from
+ * an attempt the coordinator ended itself (its worker was lost): they are stale, and none of
+ * their log text or outputs is kept.
  */
 export class ReportApplier {
   private readonly chains = new Map<string, Promise<unknown>>();
@@ -96,7 +102,12 @@ export class ReportApplier {
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
   remember(workerId: string, run: RunRecord): void {
     if (this.known.size >= MAX_KNOWN_ATTEMPTS) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq });
+    this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq, ended: false });
+  }
+
+  /** The coordinator ended this attempt (its worker was lost): its next report is checked against the database. */
+  forget(ref: TaskRef): void {
+    this.known.delete(attemptKey(ref));
   }
 
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
@@ -119,27 +130,22 @@ export class ReportApplier {
     const key = attemptKey(ref);
     const attempt = this.known.get(key);
     const known = attempt?.workerId === workerId ? attempt : await this.readAttempt(workerId, ref);
-    if (known === undefined) {
-      this.known.delete(key);
-      return { appliedSeq: 0, stale: true, finished: false };
-    }
+    if (known === undefined) return this.refuse(key);
     const { run } = known;
     const fresh = events.filter((e) => e.seq > known.appliedSeq).sort((a, b) => a.seq - b.seq);
     const last = fresh.at(-1);
     if (last === undefined) return { appliedSeq: known.appliedSeq, stale: false, finished: false };
+    if (known.ended) return this.refuse(key);
     const runDir = dirname(run.logFile);
     for (const event of fresh) if (event.body === 'log' && event.log != null) writeChunk(runDir, event.log);
     for (const event of fresh) {
       if (event.body !== 'outputsJson' || event.outputsJson === undefined) continue;
       const outputs = JSON.parse(event.outputsJson) as RunOutputs;
-      await saveOutputs(this.db, run.id, outputs.metadata, outputs.outputs);
+      if (!(await saveAttemptOutputs(this.db, run.id, run.attemptId, outputs.metadata, outputs.outputs))) return this.refuse(key);
     }
     const status = fresh.findLast((e) => e.body === 'statusJson' && e.statusJson !== undefined);
     const ended = status?.statusJson !== undefined ? await this.applyStatus(run, runDir, status.statusJson, last.seq) : { moved: false };
-    if (!ended.moved && !(await advanceReportSeq(this.db, run.id, run.attemptId, last.seq))) {
-      this.known.delete(key);
-      return { appliedSeq: 0, stale: true, finished: false };
-    }
+    if (!ended.moved && !(await advanceReportSeq(this.db, run.id, run.attemptId, last.seq))) return this.refuse(key);
     known.appliedSeq = Math.max(known.appliedSeq, last.seq);
     if (ended.terminal !== undefined) {
       this.known.delete(key);
@@ -148,11 +154,16 @@ export class ReportApplier {
     return { appliedSeq: last.seq, stale: false, finished: ended.terminal !== undefined };
   }
 
+  private refuse(key: string): ReportOutcome {
+    this.known.delete(key);
+    return { appliedSeq: 0, stale: true, finished: false };
+  }
+
   /** The attempt as the database has it; undefined when it is not this worker's current one. */
   private async readAttempt(workerId: string, ref: TaskRef): Promise<KnownAttempt | undefined> {
     const run = await getRun(this.db, ref.dagName, ref.dagRunId);
     if (run === undefined || run.attemptId !== ref.attemptId || run.workerId !== workerId) return undefined;
-    const attempt = { run, workerId, appliedSeq: run.reportSeq };
+    const attempt = { run, workerId, appliedSeq: run.reportSeq, ended: isTerminalRunStatus(run.status) };
     this.known.set(attemptKey(ref), attempt);
     return attempt;
   }

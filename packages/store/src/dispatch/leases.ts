@@ -105,9 +105,13 @@ export async function requestRemoteStop(q: Queryable, runId: number, reason: str
   return flagged.length === 1 ? 'requested' : 'not_running';
 }
 
-/** Records that reports up to `seq` of this attempt are applied; false for a stale attempt. */
+/**
+ * Records that reports up to `seq` of this attempt are applied; false for a stale attempt. An
+ * attempt whose run already ended is stale too: an attempt's last report is the one that ends
+ * its run, so anything after it comes from an attempt the coordinator ended (a lost worker).
+ */
 export async function advanceReportSeq(q: Queryable, runId: number, attemptId: string, seq: number): Promise<boolean> {
-  const rows = await q.query('UPDATE runs SET report_seq = GREATEST(report_seq, $3) WHERE id = $1 AND attempt_id = $2 RETURNING id', [runId, attemptId, seq]);
+  const rows = await q.query('UPDATE runs SET report_seq = GREATEST(report_seq, $3) WHERE id = $1 AND attempt_id = $2 AND status IN (1, 7) RETURNING id', [runId, attemptId, seq]);
   return rows.length === 1;
 }
 

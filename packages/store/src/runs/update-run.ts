@@ -96,6 +96,22 @@ export async function saveOutputs(q: Queryable, runId: number, metadata: unknown
   );
 }
 
+/**
+ * A worker's outputs for its attempt, stored only while that attempt is the run's current one
+ * and the run has not ended (a worker reports outputs just before its final status); false
+ * when they were refused.
+ */
+export async function saveAttemptOutputs(q: Queryable, runId: number, attemptId: string, metadata: unknown, outputs: unknown): Promise<boolean> {
+  const rows = await q.query(
+    `INSERT INTO run_outputs (run_id, metadata, outputs)
+     SELECT id, $3, $4 FROM runs WHERE id = $1 AND attempt_id = $2 AND status IN (1, 7)
+     ON CONFLICT (run_id) DO UPDATE SET metadata = EXCLUDED.metadata, outputs = EXCLUDED.outputs
+     RETURNING run_id`,
+    [runId, attemptId, JSON.stringify(metadata), JSON.stringify(outputs)],
+  );
+  return rows.length === 1;
+}
+
 export async function getOutputs(q: Queryable, runId: number): Promise<{ metadata: unknown; outputs: unknown } | undefined> {
   const [row] = await q.query<{ metadata: unknown; outputs: unknown }>('SELECT metadata, outputs FROM run_outputs WHERE run_id = $1', [runId]);
   return row;

@@ -31,6 +31,8 @@ export interface RemotePollersDeps {
 export class RemotePollers {
   private readonly workers = new Map<string, WaitingWorker>();
   private readonly passes = new SerialPass(() => this.admitAll());
+  /** A remote run was queued since the last pass began: the probe for one can be skipped. */
+  private remoteQueued = false;
 
   constructor(private readonly deps: RemotePollersDeps) {}
 
@@ -63,7 +65,8 @@ export class RemotePollers {
     return this.workers.get(workerId)?.waiters.length ?? 0;
   }
 
-  wake(): void {
+  wake(queued = false): void {
+    if (queued) this.remoteQueued = true;
     this.passes.request();
   }
 
@@ -74,8 +77,11 @@ export class RemotePollers {
 
   private async admitAll(): Promise<boolean> {
     const waiting = [...this.workers].filter(([, entry]) => entry.waiters.length > 0);
+    const queued = this.remoteQueued;
+    this.remoteQueued = false;
+    if (waiting.length === 0) return false;
     // One cheap probe instead of an admission transaction per idle worker when only local work moved.
-    if (waiting.length === 0 || !(await hasQueuedRuns(this.deps.db, 'remote').catch(() => true))) return false;
+    if (!queued && !(await hasQueuedRuns(this.deps.db, 'remote').catch(() => true))) return false;
     for (const [workerId, entry] of waiting) {
       if (entry.waiters.length === 0) continue;
       await this.admitFor(workerId, entry).catch((error: unknown) => this.deps.logger.error('remote admission failed; retrying on the next wake', { workerId, error: toError(error) }));

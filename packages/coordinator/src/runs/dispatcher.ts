@@ -17,8 +17,8 @@ export interface DispatcherDeps {
   logger: Logger;
   /** Slots per queue. */
   limits: QueueLimits;
-  /** Remote pollers waiting for work are woken with the local executor. */
-  remote?: { wake(): void };
+  /** Remote pollers waiting for work are woken with the local executor; `queued` says a remote run was just queued. */
+  remote?: { wake(queued?: boolean): void };
 }
 
 /**
@@ -48,7 +48,7 @@ export class Dispatcher {
    */
   wake(reason: 'work' | 'slot' | 'remote' = 'work'): void {
     if (this.stopped) return;
-    this.deps.remote?.wake();
+    this.deps.remote?.wake(reason === 'remote');
     if (reason === 'remote') return;
     if (reason === 'work') this.noLocalQueued = false;
     else if (this.noLocalQueued) return;

@@ -133,5 +133,9 @@ describe('failures', () => {
     const counts = new Map<string, number>();
     for (const line of lines) counts.set(line, (counts.get(line) ?? 0) + 1);
     assert.deepEqual(ids.map((id) => [id, counts.get(id) ?? 0]), ids.map((id) => [id, 1]), 'each run executed exactly once');
+    // The worker says so when it loses the coordinator and when it finds it again.
+    const workerLog = cluster.workers.get('worker-b')?.output() ?? '';
+    assert.match(workerLog, /lost contact with the coordinator; running tasks go on/);
+    assert.match(workerLog, /coordinator reachable again/);
   });
 });

@@ -58,6 +58,8 @@ export class WorkerDaemon {
   private lent = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatMs = 1000;
+  /** Since when heartbeats fail (0 while they succeed): contact is lost once, and regained once, in the log. */
+  private unreachableSince = 0;
   private pollers: Promise<void>[] = [];
   private registering: Promise<void> | undefined;
   private fatal: (error: Error) => void = () => undefined;
@@ -267,6 +269,7 @@ export class WorkerDaemon {
     }));
     try {
       const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers + this.lent, pollersBusy: this.busy }, 5000);
+      this.contactRegained();
       for (const ref of answer.cancel) {
         const attempt = [...this.running.values()].find((a) => sameAttempt(a.task.ref, ref));
         if (attempt === undefined) continue;
@@ -281,7 +284,22 @@ export class WorkerDaemon {
       } catch {
         return;
       }
-      this.logger.debug('heartbeat failed', { error: (error as Error).message });
+      this.contactLost(error as Error);
     }
+  }
+
+  private contactLost(error: Error): void {
+    if (this.unreachableSince !== 0) {
+      this.logger.debug('heartbeat failed', { error: error.message });
+      return;
+    }
+    this.unreachableSince = Date.now();
+    this.logger.warn('lost contact with the coordinator; running tasks go on and their reports are held', { coordinator: this.config.coordinator, running: this.running.size, error: error.message });
+  }
+
+  private contactRegained(): void {
+    if (this.unreachableSince === 0) return;
+    this.logger.info('coordinator reachable again', { coordinator: this.config.coordinator, unreachableMs: Date.now() - this.unreachableSince, running: this.running.size });
+    this.unreachableSince = 0;
   }
 }

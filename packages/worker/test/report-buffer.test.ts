@@ -13,6 +13,7 @@ interface ServicePackage {
 /** A real gRPC server that plays the coordinator's Report: it can refuse calls, and records what it applied. */
 class ReportSink {
   failNext = 0;
+  refuseNext = 0;
   stale = false;
   applied = 0;
   calls = 0;
@@ -28,6 +29,11 @@ class ReportSink {
         if (this.failNext > 0) {
           this.failNext -= 1;
           callback({ code: grpc.status.UNAVAILABLE, details: 'coordinator restarting' });
+          return;
+        }
+        if (this.refuseNext > 0) {
+          this.refuseNext -= 1;
+          callback({ code: grpc.status.INVALID_ARGUMENT, details: 'malformed report: bad JSON' });
           return;
         }
         for (const event of call.request.events) {
@@ -93,5 +99,17 @@ describe('report buffer', () => {
     await buffer.settled();
     assert.equal(stopped, 1);
     assert.equal(buffer.isStale, true);
+  });
+
+  test('a batch refused as malformed is dropped, not resent forever; later reports still go', async () => {
+    Object.assign(sink, { stale: false, applied: 0, calls: 0, refuseNext: 1 });
+    sink.events.length = 0;
+    const buffer = new ReportBuffer(client, 'w', { ...ref, attemptId: 'a3' }, logDir, logger, () => assert.fail('not stale'));
+    buffer.onStatus(snapshot(RunStatus.Running));
+    await buffer.settled();
+    buffer.onStatus(snapshot(RunStatus.Success));
+    await buffer.settled();
+    assert.equal(sink.calls, 2);
+    assert.deepEqual(sink.events.map((e) => [e.seq, (JSON.parse(e.statusJson ?? '{}') as RunSnapshot).status]), [[2, RunStatus.Success]]);
   });
 });

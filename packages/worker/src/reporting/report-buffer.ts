@@ -1,7 +1,7 @@
 import { isAbsolute, relative } from 'node:path';
 import type { ReportEvent, TaskRef } from '@trellis/core';
 import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
-import type { CoordinatorClient } from '../grpc/client.js';
+import { GrpcStatus, grpcCode, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { Backoff, sleep } from './backoff.js';
 
@@ -140,6 +140,12 @@ export class ReportBuffer implements RunReporter {
         }
         this.pending = this.pending.filter((e) => e.seq > answer.appliedSeq);
       } catch (error) {
+        if (grpcCode(error) === GrpcStatus.INVALID_ARGUMENT) {
+          // Resending the same bytes cannot help; a later snapshot (each is complete) still gets through.
+          this.pending = this.pending.filter((e) => e.seq > this.inFlightUpTo);
+          this.logger.error('the coordinator refused a report batch as malformed; dropping it', { dagRunId: this.ref.dagRunId, events: events.length, error: (error as Error).message });
+          continue;
+        }
         const wait = backoff.next();
         this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: (error as Error).message });
         await sleep(wait);

@@ -10,6 +10,8 @@ const DAGS = {
   gated: 'steps:\n  - name: gate\n    command: echo ready\n    approval: {input: [TICKET], required: [TICKET]}\n  - {name: after, command: echo "ticket $TICKET"}\n',
   broken: 'steps:\n  - {name: boom, command: exit 3}\n',
   batch: 'queue: batch\nsteps:\n  - {name: s, command: sleep 0.3}\n',
+  // No worker has these labels: its runs stay queued.
+  parked: 'worker_selector:\n  pool: nowhere\nsteps:\n  - {name: s, command: "true"}\n',
 };
 
 type Json = Record<string, unknown>;
@@ -183,6 +185,17 @@ describe('run management', () => {
     assert.ok((failed.json.dagRuns as Json[]).every((r) => r.status === 2));
     const history = await t.call('GET', '/dags/hello/dag-runs');
     assert.deepEqual((history.json.gridData as Json[]).map((g) => g.name), ['greet', 'fail-soft']);
+  });
+
+  test('stop-all stops every queued run, past the first page of 500', async () => {
+    for (let i = 0; i < 520; i += 1) assert.equal((await t.call('POST', '/dags/parked/enqueue', { dagRunId: `p${i}` })).status, 200);
+    const stopped = await t.call('POST', '/dags/parked/stop-all');
+    assert.deepEqual([stopped.status, stopped.json.errors], [200, []]);
+    const left = (await t.call('GET', '/dag-runs?name=parked&status=5')).json as { dagRuns: unknown[] };
+    assert.equal(left.dagRuns.length, 0);
+    const aborted = (await t.call('GET', '/dag-runs?name=parked&status=3&limit=500')).json as { dagRuns: unknown[]; nextCursor?: string };
+    assert.equal(aborted.dagRuns.length, 500);
+    assert.ok(aborted.nextCursor !== undefined, 'more than 500 were stopped');
   });
 
   test('step status by hand: 0-5 only, unknown step 404, unknown run 404', async () => {

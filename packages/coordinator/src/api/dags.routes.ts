@@ -332,8 +332,12 @@ function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
         const entry = requireDag(deps, params.fileName);
         const errors: string[] = [];
         for (const status of [1, 5, 7] as const) {
-          const { runs } = await listRuns(deps.db, { name: entry.name, status, limit: 500 });
-          for (const run of runs) await deps.runs.stop(run).catch((error: unknown) => errors.push(`${run.dagRunId}: ${toError(error).message}`));
+          let cursor: string | undefined;
+          do {
+            const page = await listRuns(deps.db, { name: entry.name, status, limit: 500, ...(cursor !== undefined ? { cursor } : {}) });
+            for (const run of page.runs) await deps.runs.stop(run).catch((error: unknown) => errors.push(`${run.dagRunId}: ${toError(error).message}`));
+            cursor = page.nextCursor;
+          } while (cursor !== undefined);
         }
         return { errors };
       },

@@ -68,15 +68,21 @@ describe('more run management', () => {
     assert.equal((await t.call('PATCH', `/dag-runs/parent/${id}/sub-dag-runs/nope/steps/k1/status`, { status: 4 })).status, 404);
   });
 
-  test('history retention removes old finished runs and their log directories', async () => {
+  test("history retention removes old finished runs and their log directories, every attempt's", async () => {
     const id = (await t.call('POST', '/dags/quick/start', {})).json.dagRunId as string;
-    const run = await finished('quick', id);
+    const first = await finished('quick', id);
+    const firstDir = dirname(String(first.log));
+    assert.equal((await t.call('POST', `/dag-runs/quick/${id}/retry`, {})).status, 200);
+    let run = await finished('quick', id);
+    while (run.attemptId === first.attemptId) run = await finished('quick', id);
     const logDir = dirname(String(run.log));
-    assert.ok(existsSync(logDir));
+    assert.notEqual(logDir, firstDir);
+    assert.ok(existsSync(logDir) && existsSync(firstDir));
     await t.coordinator.db.query("UPDATE runs SET created_at = now() - interval '40 days' WHERE dag_run_id = $1", [id]);
     const removed = await purgeOldRuns({ db: t.coordinator.db, logger: createSilentLogger(), retentionDays: () => 30 });
     assert.ok(removed >= 1);
     assert.equal((await t.call('GET', `/dag-runs/quick/${id}`)).status, 404);
     assert.equal(existsSync(logDir), false);
+    assert.equal(existsSync(firstDir), false, "the first attempt's logs go with the run");
   });
 });

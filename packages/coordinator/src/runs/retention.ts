@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { dagsWithRunsBefore, purgeHistory, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
@@ -16,14 +16,26 @@ export interface RetentionDeps {
   now?: () => Date;
 }
 
-/** Removes old finished runs and their log directories (per attempt), DAG by DAG. */
+/**
+ * The log folders of a run whose latest attempt logs to `logFile`: `<run id>.1` up to
+ * `<run id>.<n>` (see runLogFile); a folder of another layout is removed alone.
+ */
+function attemptFolders(logFile: string): string[] {
+  const latest = dirname(logFile);
+  const match = /^(.+)\.(\d+)$/.exec(basename(latest));
+  if (match === null) return [latest];
+  const [, stem = '', last = '1'] = match;
+  return Array.from({ length: Number(last) }, (_, i) => join(dirname(latest), `${stem}.${i + 1}`));
+}
+
+/** Removes old finished runs and the log directories of all their attempts, DAG by DAG. */
 export async function purgeOldRuns(deps: RetentionDeps): Promise<number> {
   const now = (deps.now ?? (() => new Date()))();
   // The shortest retention is one day: nothing younger can be due.
   let removed = 0;
   for (const dagName of await dagsWithRunsBefore(deps.db, new Date(now.getTime() - DAY_MS))) {
     const logFiles = await purgeHistory(deps.db, dagName, deps.retentionDays(dagName), now);
-    for (const file of logFiles) await rm(dirname(file), { recursive: true, force: true });
+    for (const folder of logFiles.flatMap(attemptFolders)) await rm(folder, { recursive: true, force: true });
     removed += logFiles.length;
   }
   if (removed > 0) deps.logger.info('history retention removed old runs', { runs: removed });

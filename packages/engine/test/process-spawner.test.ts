@@ -101,6 +101,27 @@ steps:
     }
   });
 
+  test('a spawner whose fork fails fails the waiting step instead of hanging it; the next step gets a new spawner', async () => {
+    const crashes: string[] = [];
+    const spawner = new ProcessSpawner({ onCrash: (message) => crashes.push(message) });
+    const execPath = process.execPath;
+    try {
+      // fork() runs process.execPath: a missing binary fails the fork as EAGAIN or EMFILE would, with 'error' and no 'exit'.
+      process.execPath = '/nonexistent/node';
+      const failed = await runYaml('steps:\n  - {name: s, command: echo hi}\n', { launcher: spawner.launch });
+      process.execPath = execPath;
+      assert.equal(failed.status, RunStatus.Failed);
+      assert.match(nodeOf(failed, 's').error ?? '', /process spawner could not be started \(spawn \/nonexistent\/node ENOENT\)/);
+      assert.match(crashes[0] ?? '', /could not be started/);
+      const again = await runYaml('steps:\n  - {name: s, command: \'echo "parent=$PPID"\'}\n', { launcher: spawner.launch });
+      assert.equal(again.status, RunStatus.Success);
+      assert.notEqual(readLog(nodeOf(again, 's').stdout), `parent=${process.pid}\n`, 'spawned by a new spawner');
+    } finally {
+      process.execPath = execPath;
+      await spawner.close();
+    }
+  });
+
   test('when its parent is killed, the spawner kills the running steps and exits', async () => {
     const marker = uniqueSleep();
     // A separate host process whose spawner runs one long step; the host is then SIGKILLed.

@@ -66,12 +66,25 @@ export class ProcessSpawner {
     this.closed = true;
     const child = this.child;
     if (child === undefined) return;
+    // A spawner that never started (or already ended) will not emit 'exit' again.
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) {
+      this.child = undefined;
+      return;
+    }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     if (child.connected) child.disconnect();
     await exited;
   }
 
   private runThere(options: GroupSpawnOptions, files: DirectLogFiles): Promise<SpawnedResult> {
+    let child: ChildProcess;
+    try {
+      child = this.helper();
+    } catch (error) {
+      // fork() itself threw (ENOMEM, say): nothing started, so this step may run from here.
+      this.onCrash(`the process spawner could not be started (${(error as Error).message}); the step is spawned by this process`);
+      return runInProcessGroup(options);
+    }
     return new Promise((resolve) => {
       const id = (this.nextId += 1);
       const stop = (): void => this.send({ t: 'stop', id });
@@ -82,7 +95,6 @@ export class ProcessSpawner {
         },
         ...(options.onStart !== undefined ? { onStart: options.onStart } : {}),
       });
-      const child = this.helper();
       if (this.pending.size === 1) child.channel?.ref();
       this.send({
         t: 'spawn',
@@ -110,8 +122,10 @@ export class ProcessSpawner {
     this.startedAny = false;
     const child = fork(this.entry, [], { execArgv: [...loaderFlags(process.execArgv), ...HEAP_FLAGS], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.on('message', (message: FromSpawner) => this.receive(message));
-    child.on('error', (error) => this.onCrash(`process spawner: ${error.message}`));
-    child.once('exit', (code, signal) => this.lost(child, code, signal));
+    // A fork that never started (EAGAIN at a process limit, EMFILE, a missing binary) emits
+    // 'error' and no 'exit': it is lost all the same, or its steps would wait forever.
+    child.on('error', (error) => (child.pid === undefined ? this.lost(child, `could not be started (${error.message})`) : this.onCrash(`process spawner: ${error.message}`)));
+    child.once('exit', (code, signal) => this.lost(child, signal !== null ? `was killed by ${signal}` : `exited with code ${code ?? 'unknown'}`));
     this.child = child;
     return child;
   }
@@ -136,10 +150,11 @@ export class ProcessSpawner {
     pending.resolve(result);
   }
 
-  private lost(child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
-    if (this.child === child) this.child = undefined;
+  /** The spawner is gone (`how` says why); each spawner is lost once, and its steps with it. */
+  private lost(child: ChildProcess, how: string): void {
+    if (this.child !== child) return;
+    this.child = undefined;
     if (this.closed && this.pending.size === 0) return;
-    const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code ?? 'unknown'}`;
     this.onCrash(`the process spawner ${how}; ${this.pending.size} step process(es) it ran are failed and killed`);
     if (!this.startedAny && (this.failedStarts += 1) >= FAILED_STARTS_LIMIT) {
       this.onCrash(`the process spawner failed ${FAILED_STARTS_LIMIT} times before starting a step; steps are spawned by this process from now on`);

@@ -149,7 +149,8 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     specOfDag,
   });
   let grpc: GrpcServer | undefined;
-  const applier = new ReportApplier(db, metrics);
+  // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
+  const applier = new ReportApplier(db, metrics, config.workerHeartbeatTimeoutSec * 500);
   if (grpcWanted) {
     const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
@@ -158,7 +159,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake(), onLost: (lost) => lost.forEach((run) => applier.forget(run)) });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);

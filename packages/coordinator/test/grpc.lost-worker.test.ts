@@ -44,6 +44,8 @@ test('a lost worker that comes back is told to cancel its attempt, and its late 
   const { task } = await worker.call<{ task?: Task | null }>('Poll', { workerId: 'w-gone', pollerIndex: 0, waitMs: 5000 });
   assert.ok(task);
   assert.equal((await worker.call<{ accepted: boolean }>('AckTask', { workerId: 'w-gone', ref: task.ref })).accepted, true);
+  const running = [{ ref: task.ref, startedAt: '', rootDagRunName: 'remote', rootDagRunId: 'gone-1', parentDagRunName: '', parentDagRunId: '' }];
+  assert.deepEqual((await worker.call<{ cancel: unknown[] }>('Heartbeat', { workerId: 'w-gone', running, pollersTotal: 1, pollersBusy: 1 })).cancel, []);
   const early = [
     { seq: 1, statusJson: snapshot(task, 1, '') },
     { seq: 2, log: { stream: 'work.out', offset: 0, data: Buffer.from('before\n') } },
@@ -60,18 +62,18 @@ test('a lost worker that comes back is told to cancel its attempt, and its late 
   assert.equal(run.status, 2);
   assert.match(run.error, /^worker w-gone was lost: no heartbeat for more than 2 s/);
 
-  const running = [{ ref: task.ref, startedAt: '', rootDagRunName: 'remote', rootDagRunId: 'gone-1', parentDagRunName: '', parentDagRunId: '' }];
-  const told = await worker.call<{ cancel: Array<{ dagRunId: string; attemptId: string }> }>('Heartbeat', { workerId: 'w-gone', running, pollersTotal: 1, pollersBusy: 1 });
-  assert.deepEqual(told.cancel.map((c) => [c.dagRunId, c.attemptId]), [['gone-1', task.ref.attemptId]]);
-
-  // What was applied before the loss is answered as applied; anything new is stale.
-  const resent = await worker.call<{ appliedSeq: number; stale: boolean }>('Report', { workerId: 'w-gone', ref: task.ref, events: early });
-  assert.deepEqual([resent.appliedSeq, resent.stale], [2, false]);
+  // Back from the silence, the worker's first call is a report: it must not reach the run's logs.
   const late = [
     { seq: 3, log: { stream: 'work.out', offset: 7, data: Buffer.from('after\n') } },
     { seq: 4, outputsJson: JSON.stringify({ metadata: { dagName: 'remote', dagRunId: 'gone-1', attemptId: task.ref.attemptId, params: '', status: 'succeeded', completedAt: '' }, outputs: { late: 'yes' } }) },
     { seq: 5, statusJson: snapshot(task, 4, new Date().toISOString()) },
   ];
+  assert.equal((await worker.call<{ stale: boolean }>('Report', { workerId: 'w-gone', ref: task.ref, events: late })).stale, true);
+  const told = await worker.call<{ cancel: Array<{ dagRunId: string; attemptId: string }> }>('Heartbeat', { workerId: 'w-gone', running, pollersTotal: 1, pollersBusy: 1 });
+  assert.deepEqual(told.cancel.map((c) => [c.dagRunId, c.attemptId]), [['gone-1', task.ref.attemptId]]);
+  // Heard from again: what was applied before the loss is answered as applied, anything new is still stale.
+  const resent = await worker.call<{ appliedSeq: number; stale: boolean }>('Report', { workerId: 'w-gone', ref: task.ref, events: early });
+  assert.deepEqual([resent.appliedSeq, resent.stale], [2, false]);
   assert.equal((await worker.call<{ stale: boolean }>('Report', { workerId: 'w-gone', ref: task.ref, events: late })).stale, true);
 
   const after = await runDetails();

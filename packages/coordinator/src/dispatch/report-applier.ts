@@ -88,15 +88,22 @@ const attemptKey = (ref: TaskRef): string => `${ref.dagName}\u0000${ref.dagRunId
  *
  * An attempt's last report ends its run, so new reports for a run that already ended come from
  * an attempt the coordinator ended itself (its worker was lost): they are stale, and none of
- * their log text or outputs is kept.
+ * their log text or outputs is kept. A run fails as lost only after its worker was silent for
+ * the whole heartbeat timeout, at whichever coordinator noticed; so the cache is trusted only
+ * for a worker whose heartbeat this coordinator answered within half that time, and attempts a
+ * heartbeat is told to cancel are forgotten before the worker counts as heard again.
  */
 export class ReportApplier {
   private readonly chains = new Map<string, Promise<unknown>>();
   private readonly known = new Map<string, KnownAttempt>();
+  /** When each worker's last heartbeat here was answered. */
+  private readonly heard = new Map<string, number>();
 
   constructor(
     private readonly db: Db,
     private readonly observer: RunObserver,
+    /** How long after its last heartbeat a worker's cached attempts are still trusted. */
+    private readonly trustMs: number,
   ) {}
 
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
@@ -105,9 +112,10 @@ export class ReportApplier {
     this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq, ended: false });
   }
 
-  /** The coordinator ended this attempt (its worker was lost): its next report is checked against the database. */
-  forget(ref: TaskRef): void {
-    this.known.delete(attemptKey(ref));
+  /** A heartbeat of this worker was answered, telling it to cancel `cancelled`: those are stale from now on. */
+  heartbeatAnswered(workerId: string, cancelled: TaskRef[]): void {
+    for (const ref of cancelled) this.known.delete(attemptKey(ref));
+    this.heard.set(workerId, Date.now());
   }
 
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
@@ -129,7 +137,8 @@ export class ReportApplier {
   private async applyNow(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const key = attemptKey(ref);
     const attempt = this.known.get(key);
-    const known = attempt?.workerId === workerId ? attempt : await this.readAttempt(workerId, ref);
+    const trusted = attempt?.workerId === workerId && Date.now() - (this.heard.get(workerId) ?? 0) < this.trustMs;
+    const known = trusted ? attempt : await this.readAttempt(workerId, ref);
     if (known === undefined) return this.refuse(key);
     const { run } = known;
     const fresh = events.filter((e) => e.seq > known.appliedSeq).sort((a, b) => a.seq - b.seq);

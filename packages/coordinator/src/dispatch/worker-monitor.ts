@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { countLiveCoordinators, failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db, type RunRecord } from '@trellis/store';
+import { countLiveCoordinators, failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 
@@ -12,8 +12,6 @@ export interface WorkerMonitorOptions {
   heartbeatTimeoutSec: number;
   /** Something was requeued or freed. */
   onChange: () => void;
-  /** These runs failed because their worker was lost: whatever that worker still reports of them is refused. */
-  onLost: (runs: RunRecord[]) => void;
   /** This coordinator's own executor heartbeats with every check, so other coordinators can tell it is alive. */
   localWorkerId: string;
   /** How many other coordinators are alive on the database, after every check. */
@@ -40,7 +38,6 @@ export async function startWorkerMonitor(options: WorkerMonitorOptions): Promise
     if (Date.now() - startedAt >= options.heartbeatTimeoutSec * 1000) {
       const lost = await failRunsOfLostWorkers(options.db, options.heartbeatTimeoutSec);
       for (const run of lost) options.logger.error('run failed: its worker or coordinator was lost', { dagName: run.dagName, dagRunId: run.dagRunId, worker: run.workerId, error: run.error });
-      options.onLost(lost);
       failed = lost.length;
     }
     if (requeued.length + failed > 0) options.onChange();

@@ -107,6 +107,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       );
       if (!known || deps.registry.labelsOf(request.workerId) === undefined) return { cancel: [], reregister: true, commands: [] };
       const [cancel, commands] = await Promise.all([cancellationsFor(deps.db, request.workerId, request.running.map((t) => t.ref)), takeRunCommands(deps.db, request.workerId)]);
+      deps.applier.heartbeatAnswered(request.workerId, cancel);
       return { cancel, reregister: false, commands };
     },
 

@@ -80,3 +80,21 @@ describe('worker session stream', () => {
     }
   });
 });
+
+describe('coordinator shutdown', () => {
+  test('open sessions are drained: a waiting poll is answered empty and the stream ends cleanly instead of being cut', async () => {
+    const own = await startTestCoordinator('grpc_session_drain', { remote }, { workerToken: TOKEN });
+    const session = rawSessionClient(own.coordinator.grpcAddress ?? '', TOKEN);
+    try {
+      await session.call('Register', { workerId: 'drained', labels: { pool: 's' }, pollers: 1 }).answer;
+      const poll = session.call<{ task?: Task | null }>('Poll', { workerId: 'drained', pollerIndex: 0, waitMs: 20_000 });
+      await new Promise((r) => setTimeout(r, 200));
+      const stopping = own.stop();
+      assert.equal((await poll.answer).task ?? null, null);
+      assert.equal(await session.closed, undefined, 'the session ended; it was not cut by a forced shutdown');
+      await stopping;
+    } finally {
+      session.close();
+    }
+  });
+});

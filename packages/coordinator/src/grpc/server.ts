@@ -5,7 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import { hasValidToken, serverCredentials, type GrpcSecurity } from './auth.js';
 import type { WorkerHandlers } from './worker-service.js';
 import { failureStatus, type Unary } from './call-status.js';
-import { sessionHandler } from './session.js';
+import { sessionService } from './session.js';
 
 export interface GrpcServer {
   /** Bound address, e.g. 127.0.0.1:50051. */
@@ -46,7 +46,8 @@ export async function startGrpcServer(host: string, port: number, security: Grpc
   const service = definition.trellis.coordinator.v1.Coordinator.service;
   const unaries = handlers as unknown as Record<string, Unary>;
   const implementation: grpc.UntypedServiceImplementation = Object.fromEntries(Object.entries(unaries).map(([name, handler]) => [name, guarded(handler, security, logger)]));
-  implementation.Session = sessionHandler(service, unaries, security, logger);
+  const sessions = sessionService(service, unaries, security, logger);
+  implementation.Session = sessions.handler;
   server.addService(service, implementation);
   const wanted = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   const bound = await new Promise<number>((resolve, reject) => {
@@ -57,8 +58,9 @@ export async function startGrpcServer(host: string, port: number, security: Grpc
     address,
     close: () =>
       new Promise<void>((resolve) => {
-        // Long polls would hold a graceful shutdown for their whole wait: end them now.
+        // Sessions end once their answers are out; anything still open after 2 s is cut (workers resend).
         const force = setTimeout(() => server.forceShutdown(), 2000);
+        sessions.drain();
         server.tryShutdown(() => {
           clearTimeout(force);
           resolve();

@@ -19,13 +19,34 @@ class FrameCall extends EventEmitter implements CallContext {
 
 const answer = (id: number, fields: Partial<SessionFrame>): SessionFrame => ({ id, method: '', payload: Buffer.alloc(0), code: grpc.status.OK, message: '', cancel: false, ...fields });
 
+export interface SessionService {
+  handler: grpc.handleBidiStreamingCall<SessionFrame, SessionFrame>;
+  /**
+   * Shutdown: takes no new calls, gives up the long ones (polls, waits), and ends each session
+   * once its calls in flight are answered, so the server can close without cutting answers.
+   */
+  drain(): void;
+}
+
+/** An answer frame for a handler's result; a result that cannot be encoded is INTERNAL, never a crash. */
+function resultFrame(id: number, definition: grpc.MethodDefinition<unknown, unknown>, response: unknown, method: string, logger: Logger): SessionFrame {
+  try {
+    return answer(id, { payload: definition.responseSerialize(response) });
+  } catch (error) {
+    const status = failureStatus(error, method, logger);
+    return answer(id, { code: status.code, message: status.details });
+  }
+}
+
 /**
  * The Session RPC: the unary calls multiplexed on one stream. The token is checked once, when
  * the stream opens; each request frame runs the same handler as the unary call, and its answer
  * frame carries the response or the status the unary call would have ended with.
  */
-export function sessionHandler(service: grpc.ServiceDefinition, unaries: Record<string, Unary>, security: GrpcSecurity, logger: Logger): grpc.handleBidiStreamingCall<SessionFrame, SessionFrame> {
-  return (stream) => {
+export function sessionService(service: grpc.ServiceDefinition, unaries: Record<string, Unary>, security: GrpcSecurity, logger: Logger): SessionService {
+  const open = new Set<() => void>();
+  let draining = false;
+  const handler: grpc.handleBidiStreamingCall<SessionFrame, SessionFrame> = (stream) => {
     if (!hasValidToken(stream.metadata, security.workerToken)) {
       logger.warn('worker session refused: bad or missing token', { peer: stream.getPeer() });
       stream.emit('error', { code: grpc.status.UNAUTHENTICATED, details: 'invalid worker token' });
@@ -35,10 +56,18 @@ export function sessionHandler(service: grpc.ServiceDefinition, unaries: Record<
     const send = (frame: SessionFrame): void => {
       if (!stream.cancelled && stream.writable) stream.write(frame);
     };
+    const endIfDrained = (): void => {
+      if (draining && calls.size === 0 && stream.writable) stream.end();
+    };
+    const drain = (): void => {
+      for (const call of calls.values()) call.cancel();
+      endIfDrained();
+    };
     const run = (frame: SessionFrame): void => {
-      const handler = unaries[frame.method];
+      if (draining) return send(answer(frame.id, { code: grpc.status.UNAVAILABLE, message: 'the coordinator is shutting down' }));
+      const handle = unaries[frame.method];
       const definition = service[frame.method];
-      if (handler === undefined || definition === undefined) return send(answer(frame.id, { code: grpc.status.UNIMPLEMENTED, message: `no call ${frame.method} on a session` }));
+      if (handle === undefined || definition === undefined) return send(answer(frame.id, { code: grpc.status.UNIMPLEMENTED, message: `no call ${frame.method} on a session` }));
       let request: unknown;
       try {
         request = definition.requestDeserialize(frame.payload);
@@ -47,28 +76,41 @@ export function sessionHandler(service: grpc.ServiceDefinition, unaries: Record<
       }
       const call = new FrameCall();
       calls.set(frame.id, call);
-      handler(request, stream.metadata, call)
+      handle(request, stream.metadata, call)
         .then(
-          (response) => send(answer(frame.id, { payload: definition.responseSerialize(response) })),
+          (response) => send(resultFrame(frame.id, definition, response, frame.method, logger)),
           (error: unknown) => {
             const status = failureStatus(error, frame.method, logger);
             send(answer(frame.id, { code: status.code, message: status.details }));
           },
         )
-        .finally(() => calls.delete(frame.id));
+        .finally(() => {
+          calls.delete(frame.id);
+          endIfDrained();
+        });
     };
     stream.on('data', (frame: SessionFrame) => {
       if (frame.cancel) calls.get(frame.id)?.cancel();
       else run(frame);
     });
     const endAll = (): void => {
+      open.delete(drain);
       for (const call of calls.values()) call.cancel();
     };
+    open.add(drain);
+    if (draining) drain();
     stream.on('cancelled', endAll);
     stream.on('error', endAll);
     stream.on('end', () => {
       endAll();
       stream.end();
     });
+  };
+  return {
+    handler,
+    drain: () => {
+      draining = true;
+      for (const drain of [...open]) drain();
+    },
   };
 }

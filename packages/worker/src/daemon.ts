@@ -187,16 +187,21 @@ export class WorkerDaemon {
   }
 
   /**
-   * A parent run that waits for its sub-DAG runs executes nothing meanwhile, yet holds its
-   * slot: with every slot held by waiting parents, children placed on this worker would queue
-   * forever. So the slot is lent to an extra poller while the parent waits; ending the loan
-   * lets that poller finish the task it holds, if any, and stop.
+   * Lends a slot to an extra poller (when, SlotLoan decides); ending the loan lets that poller
+   * finish the task it holds, if any, and stop.
    */
   private lendSlot(): () => void {
     if (this.stopping) return () => undefined;
     const loan: SlotLoan = { over: false };
     this.lent += 1;
-    this.pollers.push(this.pollLoop(this.config.pollers + this.lent - 1, loan));
+    // Each loan adds a poll loop; it leaves the list when it ends, so loans do not pile up.
+    const loop = this.pollLoop(this.config.pollers + this.lent - 1, loan);
+    this.pollers.push(loop);
+    void loop
+      .finally(() => {
+        this.pollers = this.pollers.filter((p) => p !== loop);
+      })
+      .catch(() => undefined);
     return () => {
       if (loan.over) return;
       loan.over = true;

@@ -3,3 +3,4 @@ export { loadWorkerConfig, parseLabels, WorkerConfigError, type WorkerConfig, ty
 export { createWorkerLogger, type Logger } from './logging.js';
 export { CoordinatorClient } from './grpc/client.js';
 export { ReportBuffer } from './reporting/report-buffer.js';
+export { SlotLoan } from './tasks/slot-loan.js';

@@ -6,6 +6,7 @@ import { ReportBuffer } from '../reporting/report-buffer.js';
 import { Backoff, sleep } from '../reporting/backoff.js';
 import type { DagCache } from './dag-cache.js';
 import type { AttemptFolders } from './attempt-dir.js';
+import { SlotLoan } from './slot-loan.js';
 
 const WAIT_RUN_MS = 20_000;
 
@@ -16,7 +17,7 @@ export interface TaskContext {
   logger: Logger;
   dags: DagCache;
   launcher: ProcessLauncher;
-  /** Lends this run's slot to another poller while it waits for sub-DAG runs; returns the end of the loan. */
+  /** Lends this run's slot to another poller (see SlotLoan); returns the end of the loan. */
   lendSlot: () => () => void;
 }
 
@@ -50,20 +51,10 @@ async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Pro
 /**
  * Sub-DAG steps run as child runs the coordinator queues and places (by the step's
  * worker_selector). Stopping the parent stops the child through the coordinator, wherever it
- * runs; the child's end then ends the wait. While the parent waits for any child, its slot is
- * lent to another poller (one loan per parent, however many children it waits for).
+ * runs; the child's end then ends the wait. The waits tell the parent's SlotLoan when its slot
+ * may be lent.
  */
-function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean): SubRunLauncher {
-  let waiting = 0;
-  let endLoan: (() => void) | undefined;
-  const waitBegins = (): void => {
-    if ((waiting += 1) === 1) endLoan = ctx.lendSlot();
-  };
-  const waitEnds = (): void => {
-    if ((waiting -= 1) > 0) return;
-    endLoan?.();
-    endLoan = undefined;
-  };
+function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean, loan: SlotLoan): SubRunLauncher {
   return (request: SubRunRequest): SubRunHandle => {
     let started = false;
     let stopRequested = false;
@@ -83,7 +74,7 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
       );
       started = true;
       if (stopRequested) stopChild();
-      waitBegins();
+      loan.waitBegins();
       try {
         for (;;) {
           const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
@@ -92,7 +83,7 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean):
           }
         }
       } finally {
-        waitEnds();
+        loan.waitEnds();
       }
     })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${(error as Error).message}` }));
     const stop = (): void => {
@@ -121,6 +112,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     attempt.ended = attempt.done;
     return attempt;
   }
+  const loan = new SlotLoan(ctx.lendSlot);
   const handle = runDag({
     dag: picked.dag,
     localDags: picked.localDags,
@@ -135,8 +127,15 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     logDir: attemptDir,
     env: task.env,
     secrets: task.secrets,
-    reporter: reports,
-    launchSubRun: remoteSubRuns(ctx, task, isStopping),
+    reporter: {
+      onStatus: (snapshot) => {
+        loan.observe(snapshot);
+        reports.onStatus(snapshot);
+      },
+      onLog: (chunk) => reports.onLog(chunk),
+      onOutputs: (outputs) => reports.onOutputs(outputs),
+    },
+    launchSubRun: remoteSubRuns(ctx, task, isStopping, loan),
     launcher: ctx.launcher,
   });
   attempt.handle = handle;

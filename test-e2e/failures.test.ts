@@ -54,7 +54,11 @@ describe('failures', () => {
     cluster.startWorker('worker-c', 'pool=c', { pollers: 1 });
     await cluster.workerReady('worker-c');
     assert.equal((await cluster.call('POST', '/dags/graceful/start', { dagRunId: 'g1' })).status, 200);
-    await waitFor('the run to start', async () => ((await statuses('graceful')).get('g1')?.status === 1 ? true : undefined), 15_000);
+    // Its step reported running: the worker holds the task (a run only handed out may be given back at SIGTERM).
+    await waitFor('the step to run on the worker', async () => {
+      const { json } = await cluster.call('GET', '/dag-runs/graceful/g1');
+      return (json.dagRun as { nodes?: Array<{ status: number }> }).nodes?.[0]?.status === 1 ? true : undefined;
+    }, 15_000);
     const signalled = Date.now();
     assert.equal(await cluster.terminateWorker('worker-c'), 0);
     assert.equal((await statuses('graceful')).get('g1')?.status, 4);

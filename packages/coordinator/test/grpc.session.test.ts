@@ -81,6 +81,33 @@ describe('worker session stream', () => {
   });
 });
 
+describe('hand-outs a worker gave up on', () => {
+  test('a poll cancelled after its answer went out gives the run back at once, not after the ack timeout', async () => {
+    const session = rawSessionClient(address(), TOKEN);
+    try {
+      await session.call('Register', { workerId: 'sw-late', labels: { pool: 's' }, pollers: 1 }).answer;
+      assert.equal((await t.call('POST', '/dags/remote/enqueue', { dagRunId: 'late-1' })).status, 200);
+      const poll = session.call<{ task?: Task | null }>('Poll', { workerId: 'sw-late', pollerIndex: 0, waitMs: 5000 });
+      const handed = (await poll.answer).task;
+      assert.equal(handed?.ref.dagRunId, 'late-1');
+      // As a stopping worker does when the answer crossed its cancel: it never acknowledges the task.
+      session.cancel(poll.id);
+      const given = Date.now();
+      let status = 1;
+      while (status !== 5 && Date.now() - given < 4000) {
+        await new Promise((r) => setTimeout(r, 50));
+        status = ((await t.call('GET', '/dag-runs/remote/late-1')).json.dagRun as { status: number }).status;
+      }
+      assert.equal(status, 5, 'back in the queue before the 5 s ack timeout');
+      const again = (await session.call<{ task?: Task | null }>('Poll', { workerId: 'sw-late', pollerIndex: 0, waitMs: 5000 }).answer).task;
+      assert.deepEqual(again?.ref, handed?.ref, 'handed out again, same attempt');
+      await session.call('AckTask', { workerId: 'sw-late', ref: again?.ref }).answer;
+    } finally {
+      session.close();
+    }
+  });
+});
+
 describe('coordinator shutdown', () => {
   test('open sessions are drained: a waiting poll is answered empty and the stream ends cleanly instead of being cut', async () => {
     const own = await startTestCoordinator('grpc_session_drain', { remote }, { workerToken: TOKEN });

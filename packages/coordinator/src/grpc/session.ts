@@ -9,13 +9,32 @@ import type { CallContext } from './worker-service.js';
 /** One call on a session: cancelled when the worker gives up on it or the stream ends. */
 class FrameCall extends EventEmitter implements CallContext {
   cancelled = false;
+  private givenUp: (() => void) | undefined;
 
   cancel(): void {
     if (this.cancelled) return;
     this.cancelled = true;
     this.emit('cancelled');
   }
+
+  onGivenUpAfterAnswer(listener: () => void): void {
+    this.givenUp = listener;
+  }
+
+  /** The worker's cancel crossed the answer: the worker will not use it. */
+  givenUpAfterAnswer(): void {
+    const listener = this.givenUp;
+    this.givenUp = undefined;
+    listener?.();
+  }
 }
+
+/**
+ * Answered calls kept so that a cancel frame arriving after the answer still reaches its call:
+ * a worker never uses the answer to a call it gave up on, so what the answer handed out (a
+ * lease) can go back at once. Bounded: a cancel later than that is covered by the ack timeout.
+ */
+const ANSWERED_KEPT = 256;
 
 const answer = (id: number, fields: Partial<SessionFrame>): SessionFrame => ({ id, method: '', payload: Buffer.alloc(0), code: grpc.status.OK, message: '', cancel: false, ...fields });
 
@@ -53,6 +72,7 @@ export function sessionService(service: grpc.ServiceDefinition, unaries: Record<
       return;
     }
     const calls = new Map<number, FrameCall>();
+    const answered = new Map<number, FrameCall>();
     const send = (frame: SessionFrame): void => {
       if (!stream.cancelled && stream.writable) stream.write(frame);
     };
@@ -86,12 +106,17 @@ export function sessionService(service: grpc.ServiceDefinition, unaries: Record<
         )
         .finally(() => {
           calls.delete(frame.id);
+          answered.set(frame.id, call);
+          if (answered.size > ANSWERED_KEPT) answered.delete(answered.keys().next().value as number);
           endIfDrained();
         });
     };
     stream.on('data', (frame: SessionFrame) => {
-      if (frame.cancel) calls.get(frame.id)?.cancel();
-      else run(frame);
+      if (!frame.cancel) return run(frame);
+      const live = calls.get(frame.id);
+      if (live !== undefined) return live.cancel();
+      answered.get(frame.id)?.givenUpAfterAnswer();
+      answered.delete(frame.id);
     });
     const endAll = (): void => {
       open.delete(drain);

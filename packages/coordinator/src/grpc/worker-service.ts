@@ -39,6 +39,8 @@ export interface WorkerServiceDeps {
 export interface CallContext {
   readonly cancelled: boolean;
   once(event: 'cancelled', listener: () => void): unknown;
+  /** Session frames only: the worker gave up on the call after its answer left, so it never used the answer. */
+  onGivenUpAfterAnswer?(listener: () => void): void;
 }
 
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
@@ -80,11 +82,17 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       const waitMs = Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS);
       const run = await deps.pollers.poll(request.workerId, labels, waitMs, (onCancel) => call.once('cancelled', onCancel));
       if (run === undefined) return {};
-      if (call.cancelled) {
+      const giveBack = async (): Promise<void> => {
         await releaseLease(deps.db, run.id, run.attemptId);
         deps.wake();
+      };
+      if (call.cancelled) {
+        await giveBack();
         return {};
       }
+      // A worker that gave up on the call as the answer left never uses the task: the lease goes
+      // back now instead of after the ack timeout (a stopping worker cancels its polls).
+      call.onGivenUpAfterAnswer?.(() => void giveBack().catch((error: unknown) => deps.logger.warn('could not give back a hand-out the worker gave up on; the ack timeout will', { dagRunId: run.dagRunId, error })));
       return { task: await taskFor(deps.specs, run) };
     },
 

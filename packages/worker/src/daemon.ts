@@ -20,8 +20,8 @@ export class WorkerRefusedError extends Error {
   }
 }
 
-/** A waiting parent run's slot, lent to an extra poller until the parent resumes. */
-interface SlotLoan {
+/** The extra poller a lent slot runs, until the loan ends. */
+interface LentPoller {
   over: boolean;
   poll?: PendingCall<unknown>;
 }
@@ -158,7 +158,7 @@ export class WorkerDaemon {
     throw refused;
   }
 
-  private async pollLoop(index: number, loan?: SlotLoan): Promise<void> {
+  private async pollLoop(index: number, loan?: LentPoller): Promise<void> {
     const backoff = new Backoff(200, 5000);
     const loanOver = (): boolean => loan?.over === true;
     while (!this.stopping && !loanOver()) {
@@ -187,12 +187,12 @@ export class WorkerDaemon {
   }
 
   /**
-   * Lends a slot to an extra poller (when, SlotLoan decides); ending the loan lets that poller
-   * finish the task it holds, if any, and stop.
+   * Lends a slot to an extra poller (tasks/slot-loan.ts decides when); ending the loan lets that
+   * poller finish the task it holds, if any, and stop.
    */
   private lendSlot(): () => void {
     if (this.stopping) return () => undefined;
-    const loan: SlotLoan = { over: false };
+    const loan: LentPoller = { over: false };
     this.lent += 1;
     // Each loan adds a poll loop; it leaves the list when it ends, so loans do not pile up.
     const loop = this.pollLoop(this.config.pollers + this.lent - 1, loan);

@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Task } from '@trellis/core';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { rawWorkerClient } from './support/worker-client.js';
+import { snapshotJson } from './support/report-snapshot.js';
 
 const TOKEN = 'lost-worker-token';
 let t: TestCoordinator;
@@ -14,14 +15,7 @@ let worker: ReturnType<typeof rawWorkerClient>;
 
 const dag = 'worker_selector:\n  pool: x\nsteps:\n  - name: work\n    command: sleep 60\n';
 
-function snapshot(task: Task, status: number, finishedAt: string): string {
-  const now = new Date().toISOString();
-  const node = { step: { name: 'work' }, stdout: 'work.out', stderr: 'work.err', startedAt: now, finishedAt, status, statusLabel: '', retryCount: 0, doneCount: 0, subRuns: [], subRunsRepeated: [], error: '' };
-  return JSON.stringify({
-    ...task.ref, rootDagRunName: task.rootDagRunName, rootDagRunId: task.rootDagRunId, parentDagRunName: '', parentDagRunId: '',
-    status, statusLabel: '', startedAt: now, finishedAt, log: 'run.log', params: task.paramsJson, error: '', nodes: [node], handlers: {}, waitingSteps: [],
-  });
-}
+const snapshot = (task: Task, status: number): string => snapshotJson(task, { status, step: 'work', stdout: 'work.out' });
 
 async function runDetails(): Promise<{ status: number; error: string; nodes: Array<{ stdout: string }> }> {
   return (await t.call('GET', '/dag-runs/remote/gone-1')).json.dagRun as { status: number; error: string; nodes: Array<{ stdout: string }> };
@@ -47,7 +41,7 @@ test('a lost worker that comes back is told to cancel its attempt, and its late 
   const running = [{ ref: task.ref, startedAt: '', rootDagRunName: 'remote', rootDagRunId: 'gone-1', parentDagRunName: '', parentDagRunId: '' }];
   assert.deepEqual((await worker.call<{ cancel: unknown[] }>('Heartbeat', { workerId: 'w-gone', running, pollersTotal: 1, pollersBusy: 1 })).cancel, []);
   const early = [
-    { seq: 1, statusJson: snapshot(task, 1, '') },
+    { seq: 1, statusJson: snapshot(task, 1) },
     { seq: 2, log: { stream: 'work.out', offset: 0, data: Buffer.from('before\n') } },
   ];
   assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w-gone', ref: task.ref, events: early })).appliedSeq, 2);
@@ -66,7 +60,7 @@ test('a lost worker that comes back is told to cancel its attempt, and its late 
   const late = [
     { seq: 3, log: { stream: 'work.out', offset: 7, data: Buffer.from('after\n') } },
     { seq: 4, outputsJson: JSON.stringify({ metadata: { dagName: 'remote', dagRunId: 'gone-1', attemptId: task.ref.attemptId, params: '', status: 'succeeded', completedAt: '' }, outputs: { late: 'yes' } }) },
-    { seq: 5, statusJson: snapshot(task, 4, new Date().toISOString()) },
+    { seq: 5, statusJson: snapshot(task, 4) },
   ];
   assert.equal((await worker.call<{ stale: boolean }>('Report', { workerId: 'w-gone', ref: task.ref, events: late })).stale, true);
   const told = await worker.call<{ cancel: Array<{ dagRunId: string; attemptId: string }> }>('Heartbeat', { workerId: 'w-gone', running, pollersTotal: 1, pollersBusy: 1 });

@@ -5,6 +5,7 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Task } from '@trellis/core';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { rawWorkerClient } from './support/worker-client.js';
+import { snapshotJson } from './support/report-snapshot.js';
 
 const TOKEN = 'protocol-test-token';
 let t: TestCoordinator;
@@ -35,26 +36,8 @@ async function details(dagRunId: string) {
   return (await t.call('GET', `/dag-runs/remote/${dagRunId}`)).json.dagRun as { status: number; attemptId: string; error: string; nodes: Array<{ stdout: string; status: number }>; conditions?: Array<{ reason: string }> };
 }
 
-function snapshot(task: Task, status: number, nodeStatus: number, stdout: string) {
-  const now = new Date().toISOString();
-  return JSON.stringify({
-    ...task.ref,
-    rootDagRunName: task.rootDagRunName,
-    rootDagRunId: task.rootDagRunId,
-    parentDagRunName: '',
-    parentDagRunId: '',
-    status,
-    statusLabel: '',
-    startedAt: now,
-    finishedAt: status === 4 ? now : '',
-    log: 'run.log',
-    params: task.paramsJson,
-    error: '',
-    nodes: [{ step: { name: 'greet' }, stdout, stderr: 'greet.err', startedAt: now, finishedAt: '', status: nodeStatus, statusLabel: '', retryCount: 0, doneCount: 0, subRuns: [], subRunsRepeated: [], error: '' }],
-    handlers: {},
-    waitingSteps: [],
-  });
-}
+/** The one-step `remote` DAG's snapshot (step greet). */
+const snapshot = (task: Task, status: number, nodeStatus: number, stdout: string): string => snapshotJson(task, { status, step: 'greet', nodeStatus, stdout });
 
 before(async () => {
   t = await startTestCoordinator('grpc_protocol', { remote, local: 'steps:\n  - echo local\n' }, { workerToken: TOKEN, workerAckTimeoutSec: 1, queues: [{ name: 'wide', maxConcurrency: 3 }] });

@@ -4,6 +4,9 @@ import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Task } from '@trellis/core';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { rawSessionClient, rawWorkerClient } from './support/worker-client.js';
+import { createSilentLogger } from '@trellis/coordinator';
+import { startGrpcServer } from '../src/grpc/server.js';
+import type { WorkerHandlers } from '../src/grpc/worker-service.js';
 
 const TOKEN = 'session-test-token';
 let t: TestCoordinator;
@@ -122,6 +125,24 @@ describe('coordinator shutdown', () => {
       await stopping;
     } finally {
       session.close();
+    }
+  });
+});
+
+describe('answers that cannot be encoded', () => {
+  test('become an INTERNAL answer on the session instead of crashing the coordinator', async () => {
+    // A handler whose result does not fit the response message (assigned must be a list of refs).
+    const handlers = { Register: () => Promise.resolve({ heartbeatIntervalMs: 1000, assigned: 'not a list' }) } as unknown as WorkerHandlers;
+    const server = await startGrpcServer('127.0.0.1', 0, { workerToken: TOKEN }, handlers, createSilentLogger());
+    const session = rawSessionClient(server.address, TOKEN);
+    try {
+      await assert.rejects(
+        session.call('Register', { workerId: 'enc', labels: {}, pollers: 1 }).answer,
+        (e: { code: grpcStatus; details: string }) => e.code === grpcStatus.INTERNAL && /assigned/.test(e.details),
+      );
+    } finally {
+      session.close();
+      await server.close();
     }
   });
 });

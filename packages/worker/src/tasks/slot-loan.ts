@@ -10,7 +10,7 @@ import type { RunSnapshot } from '@trellis/engine';
  */
 export class SlotLoan {
   private waiting = 0;
-  private ownStepsRunning = false;
+  private latest: RunSnapshot | undefined;
   private endLoan: (() => void) | undefined;
 
   /** `lend` lends the slot and returns the end of the loan. */
@@ -28,12 +28,18 @@ export class SlotLoan {
 
   /** Each engine snapshot says which steps of the run are running now. */
   observe(snapshot: RunSnapshot): void {
-    this.ownStepsRunning = [...snapshot.nodes, ...Object.values(snapshot.handlers)].some((n) => n.status === NodeStatus.Running && n.step.run === '');
-    this.sync();
+    this.latest = snapshot;
+    // Most runs never wait for a child: their snapshots cost nothing more here.
+    if (this.waiting > 0 || this.endLoan !== undefined) this.sync();
+  }
+
+  private ownStepsRunning(): boolean {
+    const { nodes = [], handlers = {} } = this.latest ?? {};
+    return [...nodes, ...Object.values(handlers)].some((n) => n.status === NodeStatus.Running && n.step.run === '');
   }
 
   private sync(): void {
-    const lendable = this.waiting > 0 && !this.ownStepsRunning;
+    const lendable = this.waiting > 0 && !this.ownStepsRunning();
     if (lendable && this.endLoan === undefined) {
       this.endLoan = this.lend();
     } else if (!lendable && this.endLoan !== undefined) {

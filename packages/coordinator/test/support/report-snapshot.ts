@@ -1,0 +1,17 @@
+import type { Task } from '@trellis/core';
+
+const TERMINAL = new Set([2, 3, 4, 6, 8]);
+
+/** A worker's status snapshot of `task` with one step, as JSON for a Report event. */
+export function snapshotJson(task: Task, run: { status: number; step: string; nodeStatus?: number; stdout: string; stderr?: string }): string {
+  const now = new Date().toISOString();
+  const finishedAt = TERMINAL.has(run.status) ? now : '';
+  const node = {
+    step: { name: run.step }, stdout: run.stdout, stderr: run.stderr ?? `${run.step}.err`, startedAt: now, finishedAt, status: run.nodeStatus ?? run.status,
+    statusLabel: '', retryCount: 0, doneCount: 0, subRuns: [], subRunsRepeated: [], error: '',
+  };
+  return JSON.stringify({
+    ...task.ref, rootDagRunName: task.rootDagRunName, rootDagRunId: task.rootDagRunId, parentDagRunName: '', parentDagRunId: '',
+    status: run.status, statusLabel: '', startedAt: now, finishedAt, log: 'run.log', params: task.paramsJson, error: '', nodes: [node], handlers: {}, waitingSteps: [],
+  });
+}

@@ -122,6 +122,24 @@ steps:
     }
   });
 
+  test('a fork that throws at once runs the step from this process instead', async () => {
+    const crashes: string[] = [];
+    const spawner = new ProcessSpawner({ onCrash: (message) => crashes.push(message) });
+    const execPath = process.execPath;
+    try {
+      // fork() validates its arguments synchronously: a bad exec path makes it throw, as ENOMEM would.
+      Object.assign(process, { execPath: 42 });
+      const result = await runYaml('steps:\n  - {name: s, command: \'echo "parent=$PPID"\'}\n', { launcher: spawner.launch });
+      process.execPath = execPath;
+      assert.equal(result.status, RunStatus.Success);
+      assert.equal(readLog(nodeOf(result, 's').stdout), `parent=${process.pid}\n`, 'spawned by this process');
+      assert.match(crashes[0] ?? '', /could not be started .*; the step is spawned by this process/);
+    } finally {
+      process.execPath = execPath;
+      await spawner.close();
+    }
+  });
+
   test('when its parent is killed, the spawner kills the running steps and exits', async () => {
     const marker = uniqueSleep();
     // A separate host process whose spawner runs one long step; the host is then SIGKILLed.

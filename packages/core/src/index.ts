@@ -7,5 +7,6 @@ export * from './expand/index.js';
 export { loadDag, parseBaseConfig, MAX_SPEC_BYTES, type BaseConfig, type LoadDagOptions } from './spec/load.js';
 export { parseDuration } from './spec/duration.js';
 export { selectDag, type SelectedDag } from './spec/select.js';
+export { MAIL_UNAVAILABLE } from './spec/unsupported.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';

@@ -25,9 +25,11 @@ export function runFixture(name: string): unknown {
   const optionsPath = join(FIXTURE_DIR, `${name}.options.json`);
   if (existsSync(optionsPath)) Object.assign(options, JSON.parse(readFileSync(optionsPath, 'utf8')) as LoadDagOptions);
   const result = loadDag(text, options);
-  if (result.dag === undefined) return { errors: result.errors, ...(result.localDags.length > 0 ? { localDags: result.localDags.map((l) => ({ name: l.name, errors: l.errors })) } : {}) };
+  const warnings = result.warnings.length > 0 ? { warnings: result.warnings } : {};
+  if (result.dag === undefined) return { errors: result.errors, ...(result.localDags.length > 0 ? { localDags: result.localDags.map((l) => ({ name: l.name, errors: l.errors })) } : {}), ...warnings };
   return {
     dag: toDagDetail(result.dag),
     localDags: result.localDags.map((l) => ({ name: l.name, errors: l.errors, ...(l.dag !== undefined ? { dag: toDagDetail(l.dag) } : {}) })),
+    ...warnings,
   };
 }

@@ -7,7 +7,9 @@ export const validateHelp = `Usage: trellis validate FILE...
 
 Checks DAG definition files and prints every problem, each naming its field
 (steps[2].retry_policy.limit: must be a non-negative integer). Exit status 1 when any
-file is invalid.
+file is invalid. Warnings (settings that are valid but will not take effect, such as
+mail settings in a build without mail delivery) are printed too; they do not make a
+file invalid.
 
 Options:
   -h, --help   show this help
@@ -18,7 +20,7 @@ export async function loadFile(path: string): Promise<DagLoadResult> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    return { localDags: [], errors: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`] };
+    return { localDags: [], errors: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`], warnings: [] };
   }
   return loadDag(text, { fileName: basename(path, extname(path)) });
 }
@@ -41,6 +43,7 @@ export async function validateCommand(argv: string[]): Promise<number> {
       invalid += 1;
       process.stdout.write(`${path}: ${errors.length} problem(s)\n${errors.map((e) => `  - ${e}`).join('\n')}\n`);
     }
+    for (const warning of result.warnings) process.stdout.write(`  warning: ${warning}\n`);
   }
   return invalid === 0 ? 0 : 1;
 }

@@ -221,12 +221,17 @@ function validateSpec(deps: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags/validate',
     operationId: 'validateDagSpec',
-    summary: 'Validate a spec without storing it (always 200)',
+    summary: 'Validate a spec without storing it (always 200); warnings name settings that will not take effect',
     tag: 'dags',
     body: z.object({ spec: z.string({ error: 'spec is required' }), name: z.string().optional() }),
     handler: ({ body }) => {
       const result = deps.index.parse(body.spec, body.name ?? 'dag');
-      return Promise.resolve({ valid: result.errors.length === 0, errors: result.errors, ...(result.dag !== undefined ? { dag: toDagDetail(result.dag) } : {}) });
+      return Promise.resolve({
+        valid: result.errors.length === 0,
+        errors: result.errors,
+        warnings: result.warnings,
+        ...(result.dag !== undefined ? { dag: toDagDetail(result.dag) } : {}),
+      });
     },
   });
 }

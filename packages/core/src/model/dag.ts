@@ -299,4 +299,6 @@ export interface DagLoadResult {
   dag?: Dag;
   localDags: LocalDag[];
   errors: string[];
+  /** Settings that are valid but will not take effect (local DAGs' prefixed `local DAG <name>: `). */
+  warnings: string[];
 }

@@ -9,6 +9,7 @@ import { describeType } from './issues.js';
 import { bool, int, isRecord, nonNegInt, parseEnv, parsePreconditions, parseShell, parseWorkerSelector, posInt, record, str, stringList } from './fields.js';
 import { DEFAULTS_KEYS, applyDefaults, parseStep, type StepContext } from './step.js';
 import { linkSteps } from './graph.js';
+import { refuseRemoteDagPlacement, warnUnsentMail } from './unsupported.js';
 
 export const ROOT_KEYS = new Set([
   'name', 'description', 'group', 'labels', 'tags', 'type', 'schedule', 'skip_if_successful', 'restart_wait_sec',
@@ -238,7 +239,16 @@ export function normalizeDag(raw: Record<string, unknown>, fallbackName: string,
   const names = decideNames(entries);
   dag.steps = entries.map((entry, i) => parseStep(applyDefaults(entry.raw, defaults), names[i] ?? `step_${i + 1}`, `steps[${i}]`, ctx));
   linkSteps(dag, issues);
+  refuseRemoteDagPlacement(dag, issues);
+  warnUnsentMail({ dag, defaultsMailOnError: defaults?.mail_on_error === true, stepPaths: ownMailOnError(entries, raw.handler_on) }, issues);
   return dag;
+}
+
+/** Steps and handlers whose own spec (not `defaults`) asks for a mail on error. */
+function ownMailOnError(entries: Array<{ raw: Record<string, unknown> }>, handlers: unknown): string[] {
+  const steps = entries.flatMap((entry, i) => (entry.raw.mail_on_error === true ? [`steps[${i}]`] : []));
+  const ownHandlers = isRecord(handlers) ? Object.entries(handlers).flatMap(([key, value]) => (isRecord(value) && value.mail_on_error === true ? [`handler_on.${key}`] : [])) : [];
+  return [...ownHandlers, ...steps];
 }
 
 function assignRootOptionals(dag: Dag, raw: Record<string, unknown>, issues: Issues): void {

@@ -3,13 +3,19 @@ import type { z } from 'zod';
 /**
  * Collects validation problems as human-readable strings naming the field path
  * (`steps[2].retry_policy.limit: must be a non-negative integer`). Validation reports every
- * problem at once, so nothing here throws.
+ * problem at once, so nothing here throws. Warnings name settings that are valid but will not
+ * do what they ask; they never make a definition invalid.
  */
 export class Issues {
   readonly list: string[] = [];
+  readonly warnings: string[] = [];
 
   add(path: string, message: string): void {
     this.list.push(path === '' ? message : `${path}: ${message}`);
+  }
+
+  warn(path: string, message: string): void {
+    this.warnings.push(path === '' ? message : `${path}: ${message}`);
   }
 
   get count(): number {

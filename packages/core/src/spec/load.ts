@@ -80,27 +80,33 @@ function withBase(raw: Record<string, unknown>, base: BaseConfig | undefined, is
   return out;
 }
 
-function toDag(doc: unknown, fallbackName: string, options: LoadDagOptions, isSubDag: boolean): { dag?: Dag; errors: string[] } {
+interface Normalized {
+  dag?: Dag;
+  errors: string[];
+  warnings: string[];
+}
+
+function toDag(doc: unknown, fallbackName: string, options: LoadDagOptions, isSubDag: boolean): Normalized {
   if (!isRecord(doc)) {
-    return { errors: [doc === undefined || doc === null ? 'the definition is empty' : `the definition must be a YAML mapping, got ${describeType(doc)}`] };
+    return { errors: [doc === undefined || doc === null ? 'the definition is empty' : `the definition must be a YAML mapping, got ${describeType(doc)}`], warnings: [] };
   }
   const issues = new Issues();
   const dag = normalizeDag(withBase(doc, options.base, isSubDag), fallbackName, issues);
-  return issues.count > 0 ? { errors: issues.list } : { dag, errors: [] };
+  return issues.count > 0 ? { errors: issues.list, warnings: issues.warnings } : { dag, errors: [], warnings: issues.warnings };
 }
 
-function localDagsOf(docs: unknown[], options: LoadDagOptions): LocalDag[] {
+function localDagsOf(docs: unknown[], options: LoadDagOptions): Array<{ local: LocalDag; warnings: string[] }> {
   const seen = new Set<string>();
   return docs.map((doc, i) => {
     const name = isRecord(doc) && typeof doc.name === 'string' ? doc.name : `document_${i + 2}`;
     if (!isRecord(doc) || typeof doc.name !== 'string') {
-      return { name, errors: [`document ${i + 2}: a local DAG needs a name`] };
+      return { local: { name, errors: [`document ${i + 2}: a local DAG needs a name`] }, warnings: [] };
     }
     const result = toDag(doc, name, options, true);
     const errors = [...result.errors];
     if (seen.has(name)) errors.push(`duplicate local DAG name "${name}"`);
     seen.add(name);
-    return { name, ...(result.dag !== undefined && errors.length === 0 ? { dag: result.dag } : {}), errors };
+    return { local: { name, ...(result.dag !== undefined && errors.length === 0 ? { dag: result.dag } : {}), errors }, warnings: result.warnings };
   });
 }
 
@@ -111,15 +117,17 @@ function localDagsOf(docs: unknown[], options: LoadDagOptions): LocalDag[] {
 export function loadDag(text: string, options: LoadDagOptions = {}): DagLoadResult {
   try {
     const { docs, errors } = parseDocuments(text);
-    if (docs.length === 0) return { localDags: [], errors: errors.length > 0 ? errors : ['the definition is empty'] };
+    if (docs.length === 0) return { localDags: [], errors: errors.length > 0 ? errors : ['the definition is empty'], warnings: [] };
     const fallbackName = options.fileName ?? 'dag';
-    const main = errors.length > 0 && docs[0] === undefined ? { errors: [] } : toDag(docs[0], fallbackName, options, options.isSubDag ?? false);
-    const localDags = localDagsOf(docs.slice(1), options);
+    const main: Normalized = errors.length > 0 && docs[0] === undefined ? { errors: [], warnings: [] } : toDag(docs[0], fallbackName, options, options.isSubDag ?? false);
+    const locals = localDagsOf(docs.slice(1), options);
+    const localDags = locals.map((l) => l.local);
+    const warnings = [...main.warnings, ...locals.flatMap((l) => l.warnings.map((w) => `local DAG ${l.local.name}: ${w}`))];
     const allErrors = [...errors, ...main.errors];
-    return { ...(main.dag !== undefined && allErrors.length === 0 ? { dag: main.dag } : {}), localDags, errors: allErrors };
+    return { ...(main.dag !== undefined && allErrors.length === 0 ? { dag: main.dag } : {}), localDags, errors: allErrors, warnings };
   } catch (error) {
     // Validation must never surface an exception; this is the last line of that promise.
-    return { localDags: [], errors: [`internal validation error: ${(error as Error).message}`] };
+    return { localDags: [], errors: [`internal validation error: ${(error as Error).message}`], warnings: [] };
   }
 }
 

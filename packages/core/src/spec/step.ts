@@ -21,6 +21,7 @@ import {
   str,
   stringList,
 } from './fields.js';
+import { refuseStepContainer } from './unsupported.js';
 
 export const STEP_KEYS = new Set([
   'name', 'id', 'description', 'command', 'script', 'depends', 'working_dir', 'dir', 'shell', 'stdout', 'stderr',
@@ -184,6 +185,7 @@ export function parseStep(raw: Record<string, unknown>, name: string, path: stri
   if (raw.depends !== undefined && raw.depends !== null) step.depends = issues.check(stringList, raw.depends, `${path}.depends`) ?? [];
   assignOptional(step, raw, path, issues);
   assignExecution(step, raw, path, issues);
+  refuseStepContainer(step, path, issues);
   return step;
 }
 

@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
+  MAIL_UNAVAILABLE,
   NodeStatus,
   RunStatus,
   expandReferences,
@@ -244,6 +245,8 @@ export class DagRunner implements RunHandle {
     if (this.status === RunStatus.Running || this.status === RunStatus.Waiting) this.status = RunStatus.Failed;
     this.finishedAt = new Date().toISOString();
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
+    if (this.dag.mailOn.success && (this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess)) this.logUnsentMail('the successful run', 'mail_on.success');
+    if (this.dag.mailOn.failure && this.status === RunStatus.Failed) this.logUnsentMail('the failed run', 'mail_on.failure');
     const outputs = this.collectOutputs();
     this.options.reporter.onOutputs(outputs);
     this.runLog?.close();
@@ -370,6 +373,15 @@ export class DagRunner implements RunHandle {
     this.runLog?.append(`${new Date().toISOString()} ${this.masker.mask(message)}\n`);
   }
 
+  /** Where a mail setting asked for a mail, the log says none went out rather than staying silent. */
+  private logUnsentMail(occasion: string, setting: string): void {
+    this.log(`no mail was sent for ${occasion} (${setting}): ${MAIL_UNAVAILABLE}`);
+  }
+
+  private logUnsentStepMail(node: NodeState): void {
+    if (node.step.mailOnError && node.status === NodeStatus.Failed) this.logUnsentMail(`the failure of step "${node.step.name}"`, `mail_on_error of step "${node.step.name}"`);
+  }
+
   private emit(): void {
     this.options.reporter.onStatus(this.snapshot());
   }
@@ -443,6 +455,7 @@ export class DagRunner implements RunHandle {
     if (waiting && this.running() === 0 && this.status === RunStatus.Running) {
       this.status = RunStatus.Waiting;
       this.log('waiting for approval');
+      if (this.dag.mailOn.wait) this.logUnsentMail('the wait for approval', 'mail_on.wait');
       this.emit();
       if (!this.waitHandlerRan) {
         this.waitHandlerRan = true;
@@ -468,6 +481,7 @@ export class DagRunner implements RunHandle {
       node.finish(NodeStatus.Failed, (error as Error).message);
     }
     if (!node.waiting) this.log(`step "${node.step.name}" finished: ${node.snapshot().statusLabel}${node.error !== '' ? ` (${node.error})` : ''}`);
+    this.logUnsentStepMail(node);
     this.emit();
   }
 
@@ -744,6 +758,7 @@ export class DagRunner implements RunHandle {
     this.log(`handler ${kind} started`);
     await this.runWithPolicies(node, this.stepEnv(node));
     this.log(`handler ${kind} finished: ${node.snapshot().statusLabel}`);
+    this.logUnsentStepMail(node);
     this.emit();
     return node.status === NodeStatus.Success;
   }

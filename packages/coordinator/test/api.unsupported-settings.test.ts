@@ -1,0 +1,137 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RunStatus } from '@trellis/core';
+import { insertRun } from '@trellis/store';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
+
+let t: TestCoordinator;
+let worker: WorkerProcess | undefined;
+type Json = Record<string, unknown>;
+
+const SSH_REFUSED = "ssh: running steps over SSH is not available in this build; remove it to run the steps on the worker's own host";
+const CONTAINER_REFUSED = "container: running steps in a container is not available in this build; remove it to run the steps on the worker's own host";
+
+/** A step that leaves a file behind: if it exists, the step ran on this host. */
+const marker = (name: string): string => join(t.dir, `${name}.ran`);
+const sshSpec = (name: string): string => `ssh:\n  host: build.internal\n  user: deploy\nsteps:\n  - touch ${marker(name)}\n`;
+
+async function waitForStatus(name: string, id: string, statuses: number[], timeoutMs = 20_000): Promise<Json> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.call('GET', `/dag-runs/${name}/${id}`);
+    const run = res.json.dagRun as Json | undefined;
+    if (run !== undefined && statuses.includes(run.status as number)) return run;
+    if (Date.now() > deadline) throw new Error(`run ${id} never reached ${statuses.join('/')}: ${JSON.stringify(res.json)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+before(async () => {
+  t = await startTestCoordinator('api_unsupported', { plain: 'steps:\n  - echo plain\n' });
+  // Written by hand into the DAGs directory, the way an older build or a git sync would leave it.
+  writeFileSync(join(t.dir, 'dags', 'remote.yaml'), sshSpec('remote'));
+  await t.coordinator.index.refresh('remote');
+});
+after(async () => {
+  await worker?.stop();
+  await t.stop();
+});
+
+/** Records a queued run the way an older build did, without validating its definition now. */
+async function recordRun(dagName: string, yaml: string, placement: { dispatchTarget: 'local' | 'remote'; workerSelector: Record<string, string> }): Promise<void> {
+  await insertRun(t.coordinator.db, {
+    dagName, dagRunId: 'old-1', fileName: dagName, attemptId: `attempt-${dagName}`, status: RunStatus.Queued, params: '[]', queueName: dagName,
+    logFile: join(t.dir, 'data', 'logs', dagName, 'old-1.1', 'run.log'), specYaml: yaml, labels: [], trigger: 'manual', noReuse: false, ...placement,
+  });
+}
+
+describe('ssh and container are refused until their executors exist', () => {
+  test('POST /dags/validate reports them in errors[] with their paths', async () => {
+    const ssh = await t.call('POST', '/dags/validate', { spec: sshSpec('v') });
+    assert.deepEqual([ssh.status, ssh.json.valid, ssh.json.errors], [200, false, [SSH_REFUSED]]);
+    const image = await t.call('POST', '/dags/validate', { spec: 'container: {image: alpine}\nsteps:\n  - echo hi\n' });
+    assert.deepEqual([image.json.valid, image.json.errors], [false, [CONTAINER_REFUSED]]);
+    const step = await t.call('POST', '/dags/validate', { spec: 'steps:\n  - echo a\n  - {name: b, container: alpine, command: echo b}\n' });
+    assert.equal(step.json.valid, false);
+    assert.deepEqual(step.json.errors, ["steps[1].container: running a step in a container is not available in this build; remove it to run the step on the worker's own host"]);
+  });
+
+  test('creating or updating a DAG with them is refused like any invalid spec', async () => {
+    const created = await t.call('POST', '/dags', { name: 'boxed', spec: 'container: my-box\nsteps:\n  - echo hi\n' });
+    assert.deepEqual([created.status, created.json.code], [400, 'bad_request']);
+    assert.deepEqual((created.json.details as Json).errors, [CONTAINER_REFUSED]);
+    assert.equal((await t.call('GET', '/dags/boxed')).status, 404);
+    const put = await t.call('PUT', '/dags/plain/spec', { spec: sshSpec('plain') });
+    assert.deepEqual([put.status, put.json.errors], [200, [SSH_REFUSED]]);
+    assert.equal((await t.call('GET', '/dags/plain/spec')).json.spec, 'steps:\n  - echo plain\n');
+  });
+
+  test('an inline run is refused and nothing runs', async () => {
+    const res = await t.call('POST', '/dag-runs', { spec: sshSpec('inline'), name: 'inline' });
+    assert.deepEqual([res.status, res.json.code], [400, 'bad_request']);
+    assert.deepEqual((res.json.details as Json).errors, [SSH_REFUSED]);
+    const queued = await t.call('POST', '/dag-runs/enqueue', { spec: sshSpec('inline'), name: 'inline' });
+    assert.equal(queued.status, 400);
+    assert.equal(existsSync(marker('inline')), false);
+  });
+
+  test('a DAG with ssh already in the DAGs directory cannot be started or enqueued', async () => {
+    const detail = await t.call('GET', '/dags/remote');
+    assert.deepEqual(detail.json.errors, [SSH_REFUSED]);
+    const started = await t.call('POST', '/dags/remote/start', {});
+    assert.deepEqual([started.status, started.json.code], [400, 'bad_request']);
+    assert.equal(started.json.message, `the DAG definition is invalid: ${SSH_REFUSED}`);
+    assert.equal((await t.call('POST', '/dags/remote/enqueue', {})).status, 400);
+    assert.equal((await t.call('POST', '/dags/remote/start-sync', { timeout: 5 })).status, 400);
+    const runs = await t.call('GET', '/dags/remote/dag-runs');
+    assert.deepEqual(runs.json.dagRuns, []);
+    assert.equal(existsSync(marker('remote')), false);
+  });
+
+  test('a run recorded with ssh by an older build fails on the local executor before any step', async () => {
+    await recordRun('recorded', sshSpec('recorded'), { dispatchTarget: 'local', workerSelector: {} });
+    // Any start wakes the dispatcher; the recorded run is admitted with it.
+    const plain = await t.call('POST', '/dags/plain/start', {});
+    await waitForStatus('plain', plain.json.dagRunId as string, [RunStatus.Success]);
+    const run = await waitForStatus('recorded', 'old-1', [RunStatus.Failed]);
+    assert.match(String(run.error), /the recorded definition is invalid: ssh: running steps over SSH is not available in this build/);
+    assert.equal(existsSync(marker('recorded')), false);
+  });
+
+  test('a run recorded with a container fails on a worker before any step', async () => {
+    const address = t.coordinator.grpcAddress;
+    assert.ok(address !== undefined);
+    worker = startWorkerProcess(address, 'worker-far', 'pool=far', t.dir);
+    // Only a worker labelled pool=far may take it: the local executor never runs a remote run.
+    await recordRun('boxed-remote', `container: my-box\nsteps:\n  - touch ${marker('boxed-remote')}\n`, { dispatchTarget: 'remote', workerSelector: { pool: 'far' } });
+    const run = await waitForStatus('boxed-remote', 'old-1', [RunStatus.Failed], 30_000);
+    assert.match(String(run.error), /the recorded definition is invalid: container: running steps in a container is not available in this build/, worker.output());
+    assert.equal(existsSync(marker('boxed-remote')), false);
+  });
+});
+
+describe('mail settings', () => {
+  test('POST /dags/validate keeps the spec valid and lists warnings[]', async () => {
+    const res = await t.call('POST', '/dags/validate', { spec: 'mail_on: {failure: true}\nsmtp: {host: mail.local}\nsteps:\n  - echo hi\n' });
+    assert.equal(res.json.valid, true);
+    assert.deepEqual(res.json.errors, []);
+    assert.deepEqual(res.json.warnings, [
+      'mail_on.failure: no mail will be sent: mail delivery is not available in this build',
+      'smtp: no mail will be sent: mail delivery is not available in this build',
+    ]);
+    const plain = await t.call('POST', '/dags/validate', { spec: 'steps:\n  - echo hi\n' });
+    assert.deepEqual(plain.json.warnings, []);
+  });
+
+  test('the run log says no mail was sent for a failed run that asked for one', async () => {
+    const res = await t.call('POST', '/dag-runs', { spec: 'mail_on: {failure: true}\nerror_mail: {to: ops@example.com}\nsteps:\n  - exit 3\n', name: 'mailer' });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    const id = res.json.dagRunId as string;
+    const run = await waitForStatus('mailer', id, [RunStatus.Failed]);
+    const log = readFileSync(String(run.log), 'utf8');
+    assert.match(log, /no mail was sent for the failed run \(mail_on\.failure\): mail delivery is not available in this build\n/);
+  });
+});

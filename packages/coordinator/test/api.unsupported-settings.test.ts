@@ -113,6 +113,20 @@ describe('ssh and container are refused until their executors exist', () => {
   });
 });
 
+describe('typed step config', () => {
+  test('POST /dags/validate names each problem by its path; a run of such a spec is refused', async () => {
+    const spec = 'steps:\n  - {name: ask, type: chat, llm: {temperature: 3}}\n  - {name: put, type: s3, command: explode}\n  - {name: r, type: redis, command: GET k, config: {mode: galaxy}}\n';
+    const res = await t.call('POST', '/dags/validate', { spec });
+    assert.equal(res.json.valid, false);
+    assert.deepEqual(res.json.errors, [
+      'steps[0].llm.temperature: must be a number from 0.0 to 2.0',
+      'steps[1].command: unknown s3 command "explode" (known: upload, download, list, delete)',
+      'steps[2].config.mode: must be one of standalone, sentinel, cluster',
+    ]);
+    assert.equal((await t.call('POST', '/dag-runs', { spec, name: 'typed' })).status, 400);
+  });
+});
+
 describe('mail settings', () => {
   test('POST /dags/validate keeps the spec valid and lists warnings[]', async () => {
     const res = await t.call('POST', '/dags/validate', { spec: 'mail_on: {failure: true}\nsmtp: {host: mail.local}\nsteps:\n  - echo hi\n' });

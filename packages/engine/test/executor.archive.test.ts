@@ -29,10 +29,15 @@ function collector(): { stream: PassThrough; text: () => string } {
 }
 
 /** Runs one archive step, parsed from YAML as a user would write it, in `workingDir`. */
+/**
+ * The step as the executor sees it once `${...}` references are expanded: validation takes a
+ * reference on trust, so the executor checks the expanded command and config again.
+ */
 async function archive(workingDir: string, command: string, config: Record<string, unknown>): Promise<Outcome> {
-  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'a', type: 'archive', command, config }] }));
-  const step = loaded.dag?.steps[0];
-  assert.ok(step, loaded.errors.join('; '));
+  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'a', type: 'archive', command: '${OPERATION}' }] }));
+  const parsed = loaded.dag?.steps[0];
+  assert.ok(parsed, loaded.errors.join('; '));
+  const step = { ...parsed, commands: [command], config };
   const out = collector();
   const err = collector();
   const ctx: StepExecutionContext = { step, env: {}, workingDir, shell: ['sh'], stdout: out.stream, stderr: err.stream, signal: new AbortController().signal, stopSignal: 'SIGTERM', killAfterMs: 1000 };

@@ -26,10 +26,15 @@ function collector(): { stream: PassThrough; text: () => string } {
 }
 
 /** A context for one http step, the step parsed from YAML as a user would write it. */
+/**
+ * The step as the executor sees it once `${...}` references are expanded: validation takes a
+ * reference on trust, so the executor checks the expanded command and config again.
+ */
 function httpStep(command: string, config: Record<string, unknown> = {}, signal = new AbortController().signal): Run {
-  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'call', type: 'http', command, config }] }));
-  const step = loaded.dag?.steps[0];
-  assert.ok(step, loaded.errors.join('; '));
+  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'call', type: 'http', command: '${REQUEST}' }] }));
+  const parsed = loaded.dag?.steps[0];
+  assert.ok(parsed, loaded.errors.join('; '));
+  const step = { ...parsed, commands: [command], config };
   const out = collector();
   const err = collector();
   const ctx: StepExecutionContext = { step, env: {}, workingDir: tmpdir(), shell: ['sh'], stdout: out.stream, stderr: err.stream, signal, stopSignal: 'SIGTERM', killAfterMs: 1000 };

@@ -21,10 +21,15 @@ function collector(): { stream: PassThrough; text: () => string } {
 }
 
 /** Runs one jq step, parsed from YAML as a user would write it. */
+/**
+ * The step as the executor sees it once `${...}` references are expanded: validation takes a
+ * reference on trust, so the executor checks the expanded config again.
+ */
 async function jq(filter: string, input: string, config: Record<string, unknown> = {}, signal = new AbortController().signal): Promise<Outcome> {
-  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'q', type: 'jq', command: filter, script: input, config }] }));
-  const step = loaded.dag?.steps[0];
-  assert.ok(step, loaded.errors.join('; '));
+  const loaded = loadDag(JSON.stringify({ steps: [{ name: 'q', type: 'jq', command: filter, script: input }] }));
+  const parsed = loaded.dag?.steps[0];
+  assert.ok(parsed, loaded.errors.join('; '));
+  const step = { ...parsed, config };
   const out = collector();
   const err = collector();
   const ctx: StepExecutionContext = { step, env: {}, workingDir: tmpdir(), shell: ['sh'], stdout: out.stream, stderr: err.stream, signal, stopSignal: 'SIGTERM', killAfterMs: 1000 };
@@ -90,9 +95,12 @@ describe('jq executor', () => {
 
   test('a step without a filter or input, or with a bad config, fails clearly', async () => {
     assert.match((await jq('.', '{}', { raw: 'yes' })).result.error ?? '', /^invalid jq config: raw/);
-    const loaded = loadDag(JSON.stringify({ steps: [{ name: 'q', type: 'jq', command: '.' }] }));
-    const step = loaded.dag?.steps[0];
-    assert.ok(step);
+    const loaded = loadDag(JSON.stringify({ steps: [{ name: 'q', type: 'jq', command: '.', script: '${INPUT}' }] }));
+    const parsed = loaded.dag?.steps[0];
+    assert.ok(parsed);
+    // Validation requires a script; the executor still refuses a step that reaches it without one.
+    const step = { ...parsed };
+    delete step.script;
     const err = collector();
     const ctx: StepExecutionContext = { step, env: {}, workingDir: tmpdir(), shell: ['sh'], stdout: new PassThrough(), stderr: err.stream, signal: new AbortController().signal, stopSignal: 'SIGTERM', killAfterMs: 1000 };
     assert.deepEqual(await jqExecutor.run(ctx), { exitCode: 1, error: 'jq step needs its JSON input in script' });

@@ -10,6 +10,7 @@ import { bool, int, isRecord, nonNegInt, parseEnv, parsePreconditions, parseShel
 import { DEFAULTS_KEYS, applyDefaults, parseStep, type StepContext } from './step.js';
 import { linkSteps } from './graph.js';
 import { refuseRemoteDagPlacement, warnUnsentMail } from './unsupported.js';
+import { checkDagServiceConfig } from './step-config.js';
 
 export const ROOT_KEYS = new Set([
   'name', 'description', 'group', 'labels', 'tags', 'type', 'schedule', 'skip_if_successful', 'restart_wait_sec',
@@ -282,6 +283,7 @@ function assignRootOptionals(dag: Dag, raw: Record<string, unknown>, issues: Iss
     const value = optional(raw, key, record, issues);
     if (value !== undefined) dag[key] = value;
   }
+  checkDagServiceConfig(raw, issues);
   const queue = optional(raw, 'queue', z.string({ error: 'must be a string' }).regex(/^[A-Za-z0-9_.-]+$/, 'must be a queue name (letters, digits, _ . -)'), issues);
   if (queue !== undefined) dag.queue = queue;
   const selector = parseWorkerSelector(raw.worker_selector, 'worker_selector', issues);

@@ -22,6 +22,7 @@ import {
   stringList,
 } from './fields.js';
 import { refuseStepContainer } from './unsupported.js';
+import { checkStepConfig } from './step-config.js';
 
 export const STEP_KEYS = new Set([
   'name', 'id', 'description', 'command', 'script', 'depends', 'working_dir', 'dir', 'shell', 'stdout', 'stderr',
@@ -186,6 +187,8 @@ export function parseStep(raw: Record<string, unknown>, name: string, path: stri
   assignOptional(step, raw, path, issues);
   assignExecution(step, raw, path, issues);
   refuseStepContainer(step, path, issues);
+  const legacyConfig = raw.config === undefined && isRecord(raw.executor) && isRecord(raw.executor.config);
+  checkStepConfig(step, { step: path, config: legacyConfig ? `${path}.executor.config` : `${path}.config` }, issues);
   return step;
 }
 

@@ -115,6 +115,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     db,
     logger,
     logDir: config.logDir,
+    dagsDir: config.dagsDir,
     docsDir: config.docsDir,
     envPassthrough: config.envPassthrough,
     envPassthroughPrefixes: config.envPassthroughPrefixes,

@@ -40,9 +40,9 @@ function dags(): Record<string, string> {
     out[`${prefix}-logdir-relative`] = `${header}log_dir: team-logs\n${HANDLED}steps:\n  - {name: s, command: echo "in log_dir"}\n`;
     out[`${prefix}-logdir-absolute`] = `${header}log_dir: ${absoluteLogDir}\nsteps:\n  - {name: s, command: echo "in absolute log_dir"}\n`;
     out[`${prefix}-fan`] = `${header}${FAN}`;
+    out[`${prefix}-dotenv`] = `${header}steps:\n  - {name: s, command: 'echo "$FROM_DOTENV|$WITH_COMMENT"'}\n`;
     out[`${prefix}-dotenv-working-dir`] = `${header}working_dir: ${workingDir}\ndotenv: [extra.env]\nsteps:\n  - {name: s, command: 'echo "$FROM_WORKING_DIR"'}\n`;
   }
-  out['local-dotenv'] = 'steps:\n  - {name: s, command: \'echo "$FROM_DOTENV|$WITH_COMMENT"\'}\n';
   return out;
 }
 
@@ -154,6 +154,13 @@ for (const { where, prefix } of placements) {
       }
     });
 
+    test('the default .env beside the stored DAG file is loaded, parsed as dotenv does', async () => {
+      const name = `${prefix}-dotenv`;
+      const record = await startAndEnd(name, 'e-1');
+      assert.equal(record.status, 4, String(record.error));
+      assert.equal((await stepLog(name, 'e-1', 's')).content, 'beside the DAG file|value');
+    });
+
     test('a relative dotenv file is read from the working directory', async () => {
       const name = `${prefix}-dotenv-working-dir`;
       const record = await startAndEnd(name, 'd-1');
@@ -162,9 +169,3 @@ for (const { where, prefix } of placements) {
     });
   });
 }
-
-test('the default .env beside a stored DAG file is loaded on the local executor, parsed as dotenv does', async () => {
-  const record = await startAndEnd('local-dotenv', 'e-1');
-  assert.equal(record.status, 4, String(record.error));
-  assert.equal((await stepLog('local-dotenv', 'e-1', 's')).content, 'beside the DAG file|value');
-});

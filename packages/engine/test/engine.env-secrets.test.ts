@@ -75,6 +75,14 @@ describe('dotenv', () => {
     assert.equal(readLog(nodeOf(result, 's').stdout), 'from-dag-folder|from-working-dir|||');
   });
 
+  test('files the host read beside the DAG file come first; the others from the working directory', async () => {
+    const workingDir = tempDir();
+    writeFileSync(join(workingDir, '.env'), 'A=from-working-dir\n');
+    writeFileSync(join(workingDir, 'more.env'), 'B=from-working-dir\n');
+    const result = await runYaml(`working_dir: ${workingDir}\ndotenv: [.env, more.env]\n${show}`, { hostEnv, dotenvFiles: { '.env': 'A="sent by the host" # note\n' } });
+    assert.equal(readLog(nodeOf(result, 's').stdout), 'sent by the host|from-working-dir|||');
+  });
+
   test('without a DAG file folder, relative files come from the working directory', async () => {
     const workingDir = tempDir();
     writeFileSync(join(workingDir, '.env'), 'C=here\n');

@@ -24,12 +24,30 @@ export function filterHostEnv(host: NodeJS.ProcessEnv, passthrough: string[] = [
   return out;
 }
 
-/** Reads the DAG's dotenv files, later files overriding earlier ones, with the `dotenv` package's parser. */
-export async function loadDotenv(files: string[], dirs: string[]): Promise<Record<string, string>> {
+/**
+ * Reads the DAG's dotenv files, later files overriding earlier ones, with the `dotenv` package's
+ * parser. A relative entry is the text a host read for it already, or the first of `dirs` that has it.
+ */
+export async function loadDotenv(files: string[], dirs: string[], read: Record<string, string> = {}): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of files) {
-    const text = await readFirst(isAbsolute(file) ? [file] : dirs.map((dir) => join(dir, file)));
+    const text = isAbsolute(file) ? await readFirst([file]) : (read[file] ?? (await readFirst(dirs.map((dir) => join(dir, file)))));
     if (text !== undefined) Object.assign(out, parse(text));
+  }
+  return out;
+}
+
+/**
+ * The text of each relative dotenv entry found in `dir` (the DAG file's folder), for a host that
+ * runs the DAG elsewhere. One it cannot read is left out: the run then looks for it in its working
+ * directory, as for a file that is not there, rather than the hand-out of the run failing.
+ */
+export async function readDotenvFiles(files: string[], dir: string): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const file of files) {
+    if (isAbsolute(file)) continue;
+    const text = await readFirst([join(dir, file)]).catch(() => undefined);
+    if (text !== undefined) out[file] = text;
   }
   return out;
 }

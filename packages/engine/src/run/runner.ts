@@ -323,7 +323,7 @@ export class DagRunner implements RunHandle {
     this.masker = new SecretMasker(Object.values(secrets));
     if (this.masker.active) for (const node of this.nodes) node.maskPayload((text) => this.masker.mask(text));
     const dotenvDirs = [...(this.options.baseDir !== undefined ? [this.options.baseDir] : []), this.workingDirOf(undefined)];
-    if (this.dag.dotenv.length > 0) this.setAll(env, await loadDotenv(this.dag.dotenv, dotenvDirs));
+    if (this.dag.dotenv.length > 0) this.setAll(env, await loadDotenv(this.dag.dotenv, dotenvDirs, this.options.dotenvFiles));
     for (const entry of this.dag.env) this.setVar(env, entry.key, this.expand(entry.value));
     const positional: string[] = [];
     for (const param of this.options.params) {

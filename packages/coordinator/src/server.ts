@@ -115,6 +115,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     db,
     logger,
     logDir: config.logDir,
+    dagsDir: config.dagsDir,
     docsDir: config.docsDir,
     envPassthrough: config.envPassthrough,
     envPassthroughPrefixes: config.envPassthroughPrefixes,
@@ -152,7 +153,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
   const applier = new ReportApplier(db, metrics, config.workerHeartbeatTimeoutSec * 500);
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
+    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, dagsDir: config.dagsDir, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });

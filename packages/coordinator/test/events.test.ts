@@ -97,15 +97,22 @@ describe('GET /event-logs', () => {
   });
 });
 
+interface LiveEvent {
+  type: string;
+  dagRunId: string;
+  status?: number;
+  statusLabel: string;
+}
+
 /** Reads server-sent `run` events until `count` arrived (or the time runs out). */
-async function readEvents(url: string, count: number, headers: Record<string, string> = {}): Promise<Array<{ id: string; data: { type: string; dagRunId: string } }>> {
+async function readEvents(url: string, count: number, headers: Record<string, string> = {}): Promise<Array<{ id: string; data: LiveEvent }>> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 10_000);
   const res = await fetch(url, { headers, signal: controller.signal });
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const reader = res.body?.getReader();
   assert.ok(reader);
-  const out: Array<{ id: string; data: { type: string; dagRunId: string } }> = [];
+  const out: Array<{ id: string; data: LiveEvent }> = [];
   let buffer = '';
   try {
     while (out.length < count) {
@@ -119,7 +126,7 @@ async function readEvents(url: string, count: number, headers: Record<string, st
         buffer = buffer.slice(end + 2);
         const id = /^id: (\d+)$/m.exec(block)?.[1];
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (id !== undefined && data !== undefined) out.push({ id, data: JSON.parse(data) as { type: string; dagRunId: string } });
+        if (id !== undefined && data !== undefined) out.push({ id, data: JSON.parse(data) as LiveEvent });
       }
     }
   } finally {
@@ -139,6 +146,16 @@ describe('live run events (server-sent events)', () => {
     assert.deepEqual(received.map((e) => e.data.type), ['dag.run.queued', 'dag.run.started', 'dag.run.succeeded']);
     const resumed = await readEvents(url, 2, { 'last-event-id': received[0]?.id ?? '0' });
     assert.deepEqual(resumed.map((e) => e.data.type), ['dag.run.started', 'dag.run.succeeded']);
+  });
+
+  test('each event labels the status as the run record does', async () => {
+    const live = readEvents(`${t.coordinator.apiUrl}/events/dag-runs/hello/label-1`, 3);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.call('POST', '/dags/hello/start', { dagRunId: 'label-1' });
+    const received = (await live).map((e) => [e.data.status, e.data.statusLabel]);
+    assert.deepEqual(received, [[5, 'queued'], [1, 'running'], [4, 'succeeded']]);
+    const record = (await t.call('GET', '/dag-runs/hello/label-1')).json.dagRun as { status: number; statusLabel: string };
+    assert.deepEqual([record.status, record.statusLabel], received.at(-1));
   });
 
   test('the list stream carries every run of a DAG', async () => {

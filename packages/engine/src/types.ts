@@ -147,6 +147,11 @@ export interface RunOptions extends EngineEnvironment {
   /** Directory that relative `dotenv` paths and `working_dir` resolve against (the DAG file's folder). */
   baseDir?: string;
   /**
+   * Dotenv files the host already read from the DAG file's folder, by the `dotenv` entry naming
+   * them (a worker, whose coordinator has the file): used as if found in `baseDir`.
+   */
+  dotenvFiles?: Record<string, string>;
+  /**
    * Report every log chunk to the reporter (default true: a remote worker streams them); a host
    * that reads the log files where they are written turns it off. Either way, steps that need
    * no capture or masking write straight to their files, without passing through Node; when

@@ -55,6 +55,42 @@ describe('environment', () => {
   });
 });
 
+describe('dotenv', () => {
+  const show = 'steps:\n  - {name: s, command: \'printf "%s|" "$A" "$B" "$C" "$D"\'}\n';
+
+  test('the default .env is read from the DAG file folder, parsed as dotenv does', async () => {
+    const dagDir = tempDir();
+    writeFileSync(join(dagDir, '.env'), 'A=1 # note\nB="line\\nnext"\nC="multi\nline"\nexport D=\'kept # hash\'\n');
+    const result = await runYaml(show, { hostEnv, baseDir: dagDir });
+    assert.equal(readLog(nodeOf(result, 's').stdout), '1|line\nnext|multi\nline|kept # hash|');
+  });
+
+  test('a relative file missing from the DAG file folder is read from the working directory', async () => {
+    const dagDir = tempDir();
+    const workingDir = tempDir();
+    writeFileSync(join(dagDir, 'first.env'), 'A=from-dag-folder\n');
+    writeFileSync(join(workingDir, 'first.env'), 'A=from-working-dir\n');
+    writeFileSync(join(workingDir, 'second.env'), 'B=from-working-dir\n');
+    const result = await runYaml(`working_dir: ${workingDir}\ndotenv: [first.env, second.env]\n${show}`, { hostEnv, baseDir: dagDir });
+    assert.equal(readLog(nodeOf(result, 's').stdout), 'from-dag-folder|from-working-dir|||');
+  });
+
+  test('files the host read beside the DAG file come first; the others from the working directory', async () => {
+    const workingDir = tempDir();
+    writeFileSync(join(workingDir, '.env'), 'A=from-working-dir\n');
+    writeFileSync(join(workingDir, 'more.env'), 'B=from-working-dir\n');
+    const result = await runYaml(`working_dir: ${workingDir}\ndotenv: [.env, more.env]\n${show}`, { hostEnv, dotenvFiles: { '.env': 'A="sent by the host" # note\n' } });
+    assert.equal(readLog(nodeOf(result, 's').stdout), 'sent by the host|from-working-dir|||');
+  });
+
+  test('without a DAG file folder, relative files come from the working directory', async () => {
+    const workingDir = tempDir();
+    writeFileSync(join(workingDir, '.env'), 'C=here\n');
+    const result = await runYaml(`working_dir: ${workingDir}\n${show}`, { hostEnv });
+    assert.equal(readLog(nodeOf(result, 's').stdout), '||here||');
+  });
+});
+
 describe('secrets', () => {
   test('env and file secrets reach the step and are masked in logs, outputs and status', async () => {
     const dir = tempDir();

@@ -43,10 +43,50 @@ describe('handler_on', () => {
     assert.deepEqual(trace(run.logDir), ['init', 'abort', 'exit']);
   });
 
-  test('a failing init handler cancels every step and fails the run', async () => {
-    const result = await runYaml('handler_on:\n  init: {command: exit 1}\nsteps:\n  - echo never\n');
+  test('a failing init handler cancels every step, fails the run and runs the failure handler', async () => {
+    const result = await runYaml(`handler_on:\n  init: {command: exit 1}\n  failure: {command: echo failure >> ../trace}\n  exit: {command: echo exit >> ../trace}\nsteps:\n  - echo never\n`);
     assert.equal(result.status, RunStatus.Failed);
     assert.equal(result.snapshot.nodes[0]?.status, NodeStatus.Cancelled);
+    assert.deepEqual(trace(result.logDir), ['failure', 'exit']);
+  });
+
+  test('the run is reported running until its handlers end; the last report has each one terminal', async () => {
+    const result = await runYaml(`handler_on:\n  success: {command: echo on success}\n  exit: {command: echo on exit}\nsteps:\n  - echo step\n`);
+    assert.equal(result.status, RunStatus.Success);
+    const snapshots = result.reporter.snapshots;
+    const last = snapshots.at(-1);
+    // A host takes the first terminal status for the end of the run: it must come with everything done.
+    assert.equal(snapshots.findIndex((s) => s.status !== RunStatus.Running), snapshots.length - 1);
+    assert.equal(last?.status, RunStatus.Success);
+    assert.notEqual(last?.finishedAt, '');
+    assert.deepEqual(Object.keys(last?.handlers ?? {}), ['success', 'exit']);
+    for (const [kind, node] of Object.entries(last?.handlers ?? {})) {
+      assert.equal(node.status, NodeStatus.Success, kind);
+      assert.notEqual(node.finishedAt, '', kind);
+      assert.equal(readLog(node.stdout), `on ${kind}\n`);
+    }
+    const failed = await runYaml(`handler_on:\n  failure: {command: echo on failure}\n  exit: {command: echo on exit}\nsteps:\n  - exit 4\n`);
+    assert.equal(failed.reporter.snapshots.findIndex((s) => s.status !== RunStatus.Running), failed.reporter.snapshots.length - 1);
+    assert.deepEqual(Object.values(failed.snapshot.handlers).map((n) => n.status), [NodeStatus.Success, NodeStatus.Success]);
+  });
+
+  test('a secret that cannot be resolved fails the run before any step, and the failure and exit handlers run', async () => {
+    const result = await runYaml(
+      `secrets:\n  - {name: TOKEN, provider: env, key: TRELLIS_TEST_UNSET_SECRET}\nhandler_on:\n  failure: {command: echo failure >> ../trace}\n  success: {command: echo success >> ../trace}\n  exit: {command: echo exit >> ../trace}\nsteps:\n  - echo step >> ../trace\n`,
+      { hostEnv: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+    );
+    assert.equal(result.status, RunStatus.Failed);
+    assert.match(result.snapshot.error, /secret TOKEN/);
+    assert.deepEqual(trace(result.logDir), ['failure', 'exit']);
+    assert.equal(result.snapshot.nodes[0]?.status, NodeStatus.NotStarted);
+    assert.equal(result.snapshot.handlers.failure?.status, NodeStatus.Success);
+  });
+
+  test('a step named .. writes its logs inside the run log directory', async () => {
+    const result = await runYaml('steps:\n  - {name: "..", command: echo dots}\n');
+    const node = nodeOf(result, '..');
+    assert.ok(node.stdout.startsWith(`${result.logDir}/`), node.stdout);
+    assert.equal(readLog(node.stdout), 'dots\n');
   });
 });
 

@@ -80,6 +80,36 @@ steps:
     assert.ok((times[2] ?? 0) - (times[0] ?? 0) >= 250, 'at most two items ran at once');
   });
 
+  test('parallel: the params of each child have its own ${ITEM} expanded, as recorded and as handed over', async () => {
+    const launched: Array<{ params: string; item: string | undefined }> = [];
+    const result = await runYaml(
+      `
+steps:
+  - name: fan
+    call: worker
+    parallel:
+      items: [a, {"id": 7}]
+    params: "WHO=\${ITEM} ID=\${ITEM.id}"
+---
+name: worker
+params: WHO ID
+steps: [echo]
+`,
+      {
+        launchSubRun: (request) => {
+          launched.push({ params: request.params, item: request.env.ITEM });
+          return { done: Promise.resolve({ status: RunStatus.Success, outputs: {} }), stop: () => undefined };
+        },
+      },
+    );
+    assert.equal(result.status, RunStatus.Success);
+    assert.deepEqual(launched, [
+      { params: 'WHO=a ID=${ITEM.id}', item: 'a' },
+      { params: 'WHO={"id":7} ID=7', item: '{"id":7}' },
+    ]);
+    assert.deepEqual(nodeOf(result, 'fan').subRuns.map((s) => s.params), launched.map((l) => l.params));
+  });
+
   test('without a launcher, a sub-DAG step fails with a clear error', async () => {
     const result = await runYaml('steps:\n  - {name: c, call: other}\n', { launchSubRun: undefined });
     assert.match(nodeOf(result, 'c').error, /sub-DAG runs are not available/);

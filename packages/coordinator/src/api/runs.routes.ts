@@ -1,3 +1,4 @@
+import { dirname, resolve, sep } from 'node:path';
 import { z } from 'zod';
 import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
 import { ApprovalError } from '@trellis/engine';
@@ -201,6 +202,27 @@ function logWindow(query: z.output<typeof logQuery>): LogWindow {
   return { kind: 'tail', lines: query.limit ?? 1000 };
 }
 
+interface NodeLogs {
+  step?: { name?: string };
+  stdout?: string;
+  stderr?: string;
+}
+
+/** A step, or a handler by the step name the DAG detail gives it (`onSuccess`, `onExit`, or its own `name`). */
+async function loggedNode(deps: RunRoutesDeps, run: RunRecord, stepName: string): Promise<NodeLogs> {
+  const nodes = await getNodes(deps.db, run.id);
+  const node = nodes.find((n) => n.kind === 'step' && n.stepName === stepName) ?? nodes.find((n) => n.kind === 'handler' && (n.data as NodeLogs).step?.name === stepName);
+  if (node === undefined) throw new NotFoundError(`step ${stepName} not found in this run`, { stepName });
+  return node.data as NodeLogs;
+}
+
+/** A node's log file, read only inside its run's log directory (a DAG's log_dir holds other runs too). */
+function insideRunDir(run: RunRecord, path: string | undefined): string {
+  if (path === undefined || path === '') return '';
+  const runDir = dirname(resolve(run.logFile));
+  return resolve(path).startsWith(runDir + sep) ? path : '';
+}
+
 async function stepNode(deps: RunRoutesDeps, run: RunRecord, stepName: string) {
   const node = (await getNodes(deps.db, run.id)).find((n) => n.kind === 'step' && n.stepName === stepName);
   if (node === undefined) throw new NotFoundError(`step ${stepName} not found in this run`, { stepName });
@@ -313,9 +335,9 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       query: logQuery,
       errors: [404],
       handler: async ({ params, query }) => {
-        const node = await stepNode(deps, await resolveRun(deps, params.name, params.dagRunId), params.stepName);
-        const data = node.data as { stdout?: string; stderr?: string };
-        return readLogPage((query.stream === 'stderr' ? data.stderr : data.stdout) ?? '', logWindow(query));
+        const run = await resolveRun(deps, params.name, params.dagRunId);
+        const data = await loggedNode(deps, run, params.stepName);
+        return readLogPage(insideRunDir(run, query.stream === 'stderr' ? data.stderr : data.stdout), logWindow(query));
       },
     }),
     defineRoute({

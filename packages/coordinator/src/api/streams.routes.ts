@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
+import { isRunStatus, runStatusLabel } from '@trellis/core';
 import type { EventRecord } from '@trellis/store';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
@@ -7,14 +8,15 @@ import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
 const KEEPALIVE_MS = 15_000;
 
 function frame(event: EventRecord): string {
-  const status = typeof event.data.status === 'number' ? event.data.status : undefined;
+  const status = isRunStatus(event.data.status) ? event.data.status : undefined;
   const body = {
     type: event.type,
     dagName: event.dagName,
     dagRunId: event.dagRunId,
     attemptId: event.attemptId,
     ...(status !== undefined ? { status } : {}),
-    statusLabel: event.type.replace(/^dag\.run\./, ''),
+    // The run record's label (`running`), not the event's name for the move (`dag.run.started`).
+    statusLabel: status !== undefined ? runStatusLabel(status) : event.type.replace(/^dag\.run\./, ''),
     error: event.message,
     occurredAt: event.occurredAt.toISOString(),
   };

@@ -1,9 +1,17 @@
 import type { Task } from '@trellis/core';
+import { readDotenvFiles } from '@trellis/engine';
 import type { RunRecord } from '@trellis/store';
 import type { SpecCache } from '../runs/spec-cache.js';
 
-/** What a worker needs to run an admitted run: its identity, the exact definition and its params. */
-export async function taskFor(specs: SpecCache, run: RunRecord): Promise<Task> {
+/** The DAG's relative dotenv files beside its file (a stored DAG's, in the DAGs folder); an inline spec has none. */
+async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Record<string, string>> {
+  if (run.fileName === '') return {};
+  const dag = (await specs.select(run.specHash, run.fileName, run.dagName))?.dag;
+  return dag !== undefined ? readDotenvFiles(dag.dotenv, dagsDir) : {};
+}
+
+/** What a worker needs to run an admitted run: its identity, the exact definition, its params and dotenv files. */
+export async function taskFor(specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Task> {
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
     rootDagRunName: run.rootDagRunName,
@@ -17,5 +25,6 @@ export async function taskFor(specs: SpecCache, run: RunRecord): Promise<Task> {
     env: run.runEnv,
     secrets: {},
     queuedAt: run.queuedAt?.toISOString() ?? '',
+    dotenvFiles: await dotenvFilesOf(specs, run, dagsDir),
   };
 }

@@ -7,7 +7,7 @@ import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecor
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
-import { runLogFile } from './log-paths.js';
+import { dagLogRoot, runLogFile } from './log-paths.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
@@ -38,6 +38,8 @@ export interface LocalExecutorDeps {
   db: Db;
   logger: Logger;
   logDir: string;
+  /** The folder of the DAG files: relative `dotenv`, `working_dir` and secret files of a stored DAG resolve against it. */
+  dagsDir: string;
   docsDir: string;
   envPassthrough: string[];
   envPassthroughPrefixes: string[];
@@ -109,6 +111,7 @@ export class LocalExecutor {
         parentDagRunId: run.parentDagRunId,
       },
       logDir: dirname(run.logFile),
+      ...this.dagFileDir(run),
       reporter,
       env: run.runEnv,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
@@ -156,6 +159,11 @@ export class LocalExecutor {
     for (const handle of this.handles.values()) handle.stop();
     this.closing.abort();
     await Promise.all([...this.finished.values()]);
+  }
+
+  /** A stored DAG's file lies in the DAGs folder; an inline spec (no file name) has no folder. */
+  private dagFileDir(run: RunRecord): { baseDir?: string } {
+    return run.fileName !== '' ? { baseDir: this.deps.dagsDir } : {};
   }
 
   private async failBeforeStart(run: RunRecord, error: string): Promise<void> {
@@ -244,7 +252,7 @@ export class LocalExecutor {
         status: RunStatus.Running,
         params: JSON.stringify(resolved.params),
         queueName: `${parent.queueName}/sub`,
-        logFile: runLogFile(this.deps.logDir, request.dagName, request.dagRunId, 1),
+        logFile: runLogFile(dagLogRoot(this.deps.logDir, picked.dag), request.dagName, request.dagRunId, 1),
         specYaml: yaml,
         labels: picked.dag.labels,
         trigger: 'sub',
@@ -259,6 +267,7 @@ export class LocalExecutor {
       params: resolved.params,
       identity: { dagName: record.dagName, dagRunId: record.dagRunId, attemptId: record.attemptId, rootDagRunName: record.rootDagRunName, rootDagRunId: record.rootDagRunId, parentDagRunName: record.parentDagRunName, parentDagRunId: record.parentDagRunId },
       logDir: dirname(record.logFile),
+      ...this.dagFileDir(record),
       reporter,
       env: request.env,
       launchSubRun: this.subRunLauncher(record, yaml),

@@ -1,6 +1,16 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import type { Dag } from '@trellis/core';
 
 const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+
+/**
+ * Where a DAG's run logs go: its `log_dir`, or the system log directory when it sets none. A
+ * relative `log_dir` lies under the system log directory: the coordinator writes these files,
+ * and its working directory says nothing about where a DAG's author meant them to go.
+ */
+export function dagLogRoot(systemLogDir: string, dag: Pick<Dag, 'logDir'>): string {
+  return dag.logDir === undefined || dag.logDir === '' ? systemLogDir : resolve(systemLogDir, dag.logDir);
+}
 
 /**
  * `<logDir>/<dag>/<run id>.<attempt number>/run.log`: each attempt keeps its own logs. One

@@ -8,7 +8,7 @@ import type { StartSubRunRequest } from '@trellis/core';
 import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '../errors/api-errors.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { LocalExecutor } from './local-executor.js';
-import { runLogFile } from './log-paths.js';
+import { dagLogRoot, runLogFile } from './log-paths.js';
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../dispatch/placement.js';
 import { queuedConditions, type ConditionDeps } from '../dispatch/conditions.js';
@@ -84,7 +84,7 @@ export class RunService {
         status: RunStatus.Queued,
         params: JSON.stringify(params.params),
         queueName,
-        logFile: runLogFile(this.deps.logDir, dagName, dagRunId, 1),
+        logFile: runLogFile(dagLogRoot(this.deps.logDir, request.dag), dagName, dagRunId, 1),
         specYaml: request.yaml,
         labels: request.dag.labels,
         trigger: request.trigger,
@@ -156,7 +156,7 @@ export class RunService {
       status: RunStatus.Queued,
       params: JSON.stringify(params.params),
       queueName: subRunQueue(parent.queueName),
-      logFile: runLogFile(this.deps.logDir, request.dagName, request.dagRunId, 1),
+      logFile: runLogFile(dagLogRoot(this.deps.logDir, dag), request.dagName, request.dagRunId, 1),
       specYaml: yaml,
       labels: dag.labels,
       trigger: 'sub',
@@ -182,7 +182,8 @@ export class RunService {
       if (run.queueName !== run.dagName) request.queue = run.queueName;
       return this.enqueue(request);
     }
-    const next = await this.deps.db.transaction((tx) => requeueForRetry(tx, run.id, randomUUID(), runLogFile(this.deps.logDir, run.dagName, run.dagRunId, run.attemptNumber + 1)));
+    const logRoot = dagLogRoot(this.deps.logDir, this.dagOf(yaml, run));
+    const next = await this.deps.db.transaction((tx) => requeueForRetry(tx, run.id, randomUUID(), runLogFile(logRoot, run.dagName, run.dagRunId, run.attemptNumber + 1)));
     if (next === undefined) throw new AlreadyRunningError(`DAG run ${run.dagRunId} is not finished`);
     await this.wakeDispatchers();
     return next;

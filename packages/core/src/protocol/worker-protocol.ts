@@ -47,6 +47,8 @@ export interface Task {
   env: Record<string, string>;
   secrets: Record<string, string>;
   queuedAt: string;
+  /** Text of the DAG's relative dotenv files found beside its file on the coordinator, by entry. */
+  dotenvFiles: Record<string, string>;
 }
 
 export interface PollResponse {

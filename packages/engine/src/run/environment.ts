@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
+import { parse } from 'dotenv';
 import type { SecretRef } from '@trellis/core';
 
 /** The host variables a step may see, by the contract; everything else is filtered out. */
@@ -23,34 +24,44 @@ export function filterHostEnv(host: NodeJS.ProcessEnv, passthrough: string[] = [
   return out;
 }
 
-/** KEY=value lines; `#` comments, `export ` prefixes and surrounding quotes are understood. */
-export function parseDotenv(text: string): Record<string, string> {
+/**
+ * Reads the DAG's dotenv files, later files overriding earlier ones, with the `dotenv` package's
+ * parser. A relative entry is the text a host read for it already, or the first of `dirs` that has it.
+ */
+export async function loadDotenv(files: string[], dirs: string[], read: Record<string, string> = {}): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const raw of text.split(/\r?\n/)) {
-    const line = raw.trim().replace(/^export\s+/, '');
-    if (line === '' || line.startsWith('#')) continue;
-    const eq = line.indexOf('=');
-    if (eq <= 0) continue;
-    const key = line.slice(0, eq).trim();
-    let value = line.slice(eq + 1).trim();
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) value = value.slice(1, -1);
-    if (/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) out[key] = value;
+  for (const file of files) {
+    const text = isAbsolute(file) ? await readFirst([file]) : (read[file] ?? (await readFirst(dirs.map((dir) => join(dir, file)))));
+    if (text !== undefined) Object.assign(out, parse(text));
   }
   return out;
 }
 
-/** Loads the DAG's dotenv files; a missing file is normal (the default `.env` rarely exists). */
-export async function loadDotenv(files: string[], baseDir: string): Promise<Record<string, string>> {
+/**
+ * The text of each relative dotenv entry found in `dir` (the DAG file's folder), for a host that
+ * runs the DAG elsewhere. One it cannot read is left out: the run then looks for it in its working
+ * directory, as for a file that is not there, rather than the hand-out of the run failing.
+ */
+export async function readDotenvFiles(files: string[], dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of files) {
-    const path = isAbsolute(file) ? file : join(baseDir, file);
+    if (isAbsolute(file)) continue;
+    const text = await readFirst([join(dir, file)]).catch(() => undefined);
+    if (text !== undefined) out[file] = text;
+  }
+  return out;
+}
+
+/** The first of `paths` that exists; none is normal (the default `.env` rarely exists). */
+async function readFirst(paths: string[]): Promise<string | undefined> {
+  for (const path of paths) {
     try {
-      Object.assign(out, parseDotenv(await readFile(path, 'utf8')));
+      return await readFile(path, 'utf8');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`dotenv ${path}: ${(error as Error).message}`);
     }
   }
-  return out;
+  return undefined;
 }
 
 /** Resolves `secrets:` from the host environment or files; a missing secret fails the run before any step. */

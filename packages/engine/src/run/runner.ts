@@ -8,6 +8,7 @@ import {
   NodeStatus,
   RunStatus,
   expandReferences,
+  isTerminalRunStatus,
   outputsStatusWord,
   readJsonPath,
   runStatusLabel,
@@ -50,7 +51,11 @@ interface ExecutionOutcome extends StepExecutionResult {
 /** Receives nothing: steps that write straight to their log files have no stream to feed. */
 const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
 
-const safeFileName = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+/** A step's log file name: no separators, and never `.` or `..`, so no step name leaves the run's log directory. */
+const safeFileName = (name: string): string => {
+  const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return /^\.+$/.test(safe) ? safe.replace(/\./g, '_') : safe;
+};
 
 /**
  * The log directory, then the work directory. The host has usually made the log directory's
@@ -102,7 +107,9 @@ export class DagRunner implements RunHandle {
   private error = '';
   private stopReason: StopRequest['kind'] | undefined;
   private rejected = false;
-  private waitHandlerRan = false;
+  /** The DAG's preconditions held back the whole run: no outcome handler runs for it. */
+  private notRun = false;
+  private waitHandler: Promise<boolean> | undefined;
   private pumpWaiter: (() => void) | undefined;
   /** Positional params, passed to shell commands as $1, $2, ... */
   private positional: string[] = [];
@@ -132,8 +139,8 @@ export class DagRunner implements RunHandle {
     const id = this.options.identity;
     return {
       ...id,
-      status: this.status,
-      statusLabel: runStatusLabel(this.status),
+      status: this.reportedStatus(),
+      statusLabel: runStatusLabel(this.reportedStatus()),
       startedAt: this.startedAt,
       finishedAt: this.finishedAt,
       log: this.runLogPath,
@@ -143,6 +150,14 @@ export class DagRunner implements RunHandle {
       handlers,
       waitingSteps: this.nodes.filter((n) => n.waiting).map((n) => n.step.name),
     };
+  }
+
+  /**
+   * The outcome is decided before the handlers run, but reported only when finish() ends the run:
+   * a host that saw a terminal status would record the run as over and refuse the handlers' reports.
+   */
+  private reportedStatus(): RunStatus {
+    return this.finishedAt === '' && isTerminalRunStatus(this.status) ? RunStatus.Running : this.status;
   }
 
   approve(stepName: string, inputs: ApprovalInputs = {}): void {
@@ -219,6 +234,7 @@ export class DagRunner implements RunHandle {
     const pre = await evaluateAll(this.dag.preconditions, this.conditionContext(this.baseEnv));
     if (!pre.met) {
       this.status = RunStatus.Aborted;
+      this.notRun = true;
       this.error = pre.reason;
       this.log(`not run: ${pre.reason}`);
       return;
@@ -231,18 +247,19 @@ export class DagRunner implements RunHandle {
     }
     await this.runSteps();
     this.status = this.finalStatus();
-    this.handlerPhase = true;
-    const handler = this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess ? 'success' : this.status === RunStatus.Failed ? 'failure' : 'abort';
-    if ((await this.runHandler(handler)) === false && handler === 'success') {
-      this.status = RunStatus.Failed;
-      this.error = 'success handler failed';
-    }
   }
 
+  /**
+   * The handler of the outcome, then `exit`, whatever ended the run: a failure before any step
+   * (an unresolvable secret, a failed init handler) runs the failure handler too.
+   */
   private async finish(): Promise<RunResult> {
     this.handlerPhase = true;
-    await this.runHandler('exit');
     if (this.status === RunStatus.Running || this.status === RunStatus.Waiting) this.status = RunStatus.Failed;
+    // A wait handler still running when the run ends belongs to this run: it ends before the run does.
+    await this.waitHandler;
+    if (!this.notRun) await this.runOutcomeHandler();
+    await this.runHandler('exit');
     this.finishedAt = new Date().toISOString();
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
     if (this.dag.mailOn.success && (this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess)) this.logUnsentMail('the successful run', 'mail_on.success');
@@ -253,6 +270,14 @@ export class DagRunner implements RunHandle {
     const snapshot = this.snapshot();
     this.options.reporter.onStatus(snapshot);
     return { status: this.status, snapshot, outputs };
+  }
+
+  private async runOutcomeHandler(): Promise<void> {
+    const handler = this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess ? 'success' : this.status === RunStatus.Failed ? 'failure' : 'abort';
+    if ((await this.runHandler(handler)) === false && handler === 'success') {
+      this.status = RunStatus.Failed;
+      this.error = 'success handler failed';
+    }
   }
 
   private finalStatus(): RunStatus {
@@ -285,10 +310,6 @@ export class DagRunner implements RunHandle {
   private async prepareEnvironment(): Promise<void> {
     const host = this.options.hostEnv ?? process.env;
     const id = this.options.identity;
-    const baseDir = this.options.baseDir ?? this.workDir;
-    const secrets = { ...(await resolveSecrets(this.dag.secrets, host, baseDir)), ...(this.options.secrets ?? {}) };
-    this.masker = new SecretMasker(Object.values(secrets));
-    if (this.masker.active) for (const node of this.nodes) node.maskPayload((text) => this.masker.mask(text));
     const env: Record<string, string> = {
       ...filterHostEnv(host, this.options.envPassthrough, this.options.envPassthroughPrefixes),
       DAG_NAME: this.dag.name,
@@ -299,9 +320,13 @@ export class DagRunner implements RunHandle {
     if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = join(this.options.docsDir, this.dag.name);
     else delete env.DAG_DOCS_DIR;
     for (const [k, v] of Object.entries(env)) this.vars.set(k, v);
-    // Without the DAG file's folder, relative dotenv paths could only point into the fresh work directory.
-    const dotenvFiles = this.options.baseDir !== undefined ? this.dag.dotenv : this.dag.dotenv.filter((f) => isAbsolute(f));
-    if (dotenvFiles.length > 0) this.setAll(env, await loadDotenv(dotenvFiles, baseDir));
+    // Set before anything here can fail: the handlers of a run that fails now still get this much.
+    this.baseEnv = env;
+    const secrets = { ...(await resolveSecrets(this.dag.secrets, host, this.options.baseDir ?? this.workDir)), ...(this.options.secrets ?? {}) };
+    this.masker = new SecretMasker(Object.values(secrets));
+    if (this.masker.active) for (const node of this.nodes) node.maskPayload((text) => this.masker.mask(text));
+    const dotenvDirs = [...(this.options.baseDir !== undefined ? [this.options.baseDir] : []), this.workingDirOf(undefined)];
+    if (this.dag.dotenv.length > 0) this.setAll(env, await loadDotenv(this.dag.dotenv, dotenvDirs, this.options.dotenvFiles));
     for (const entry of this.dag.env) this.setVar(env, entry.key, this.expand(entry.value));
     const positional: string[] = [];
     for (const param of this.options.params) {
@@ -356,8 +381,9 @@ export class DagRunner implements RunHandle {
     return { env, cwd: this.workDir, expand: (text) => this.expand(text) };
   }
 
-  private workingDirOf(step: Step): string {
-    const dir = step.workingDir ?? this.dag.workingDir;
+  /** A step's working directory; without a step, the run's (the DAG's `working_dir`, or the work directory). */
+  private workingDirOf(step: Step | undefined): string {
+    const dir = step?.workingDir ?? this.dag.workingDir;
     if (dir === undefined) return this.workDir;
     const expanded = this.expand(dir);
     return isAbsolute(expanded) ? expanded : resolve(this.options.baseDir ?? this.workDir, expanded);
@@ -457,10 +483,7 @@ export class DagRunner implements RunHandle {
       this.log('waiting for approval');
       if (this.dag.mailOn.wait) this.logUnsentMail('the wait for approval', 'mail_on.wait');
       this.emit();
-      if (!this.waitHandlerRan) {
-        this.waitHandlerRan = true;
-        void this.runHandler('wait');
-      }
+      this.waitHandler ??= this.runHandler('wait');
     }
   }
 
@@ -659,9 +682,13 @@ export class DagRunner implements RunHandle {
   }
 
   private expandDeep(value: unknown): unknown {
-    if (typeof value === 'string') return this.expand(value);
-    if (Array.isArray(value)) return value.map((v) => this.expandDeep(v));
-    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.expandDeep(v)]));
+    return this.expandDeepWith(value, (text) => this.expand(text));
+  }
+
+  private expandDeepWith(value: unknown, expand: (text: string) => string): unknown {
+    if (typeof value === 'string') return expand(value);
+    if (Array.isArray(value)) return value.map((v) => this.expandDeepWith(v, expand));
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.expandDeepWith(v, expand)]));
     return value;
   }
 
@@ -692,7 +719,6 @@ export class DagRunner implements RunHandle {
     if (launch === undefined || dagName === undefined) return node.finish(NodeStatus.Failed, 'sub-DAG runs are not available in this host');
     const items = this.parallelItems(node);
     const list = items ?? [undefined];
-    const params = typeof node.step.params === 'string' ? this.expand(node.step.params) : node.step.params !== undefined ? JSON.stringify(this.expandDeep(node.step.params)) : '';
     const localDag = this.options.localDags?.find((d) => d.name === dagName);
     const results: Array<{ status: RunStatus; outputs: Record<string, string>; error?: string }> = [];
     let next = 0;
@@ -700,6 +726,8 @@ export class DagRunner implements RunHandle {
       while (next < list.length && this.stopReason === undefined) {
         const index = next++;
         const item = list[index];
+        const itemText = item === undefined ? undefined : typeof item === 'string' ? item : JSON.stringify(item);
+        const params = this.subRunParams(node.step, itemText);
         const dagRunId = this.childRunId(node, index);
         const ref = { dagRunId, name: dagName, params, status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
         node.subRuns.push(ref);
@@ -711,7 +739,7 @@ export class DagRunner implements RunHandle {
           params,
           parent: this.options.identity,
           ...(node.step.workerSelector !== undefined ? { workerSelector: node.step.workerSelector } : {}),
-          env: item !== undefined ? { ITEM: typeof item === 'string' ? item : JSON.stringify(item) } : {},
+          env: itemText !== undefined ? { ITEM: itemText } : {},
         });
         this.children.add(handle);
         const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));
@@ -725,6 +753,17 @@ export class DagRunner implements RunHandle {
     const concurrency = items !== undefined ? Math.max(1, node.step.parallel?.maxConcurrent ?? 1) : 1;
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, () => worker()));
     this.settleSubDags(node, results, items !== undefined);
+  }
+
+  /** A child's params with `${ITEM}` (and `${ITEM.path}`) expanded for its item: what the child gets is what is recorded. */
+  private subRunParams(step: Step, item: string | undefined): string {
+    const expand = (text: string): string =>
+      expandReferences(text, (head, path) => {
+        if (head !== 'ITEM' || item === undefined) return this.resolveRef(head, path);
+        return path.length === 0 ? item : readJsonPath(item, path);
+      });
+    if (typeof step.params === 'string') return expand(step.params);
+    return step.params !== undefined ? JSON.stringify(this.expandDeepWith(step.params, expand)) : '';
   }
 
   private settleSubDags(node: NodeState, results: Array<{ status: RunStatus; outputs: Record<string, string>; error?: string }>, parallel: boolean): void {
@@ -756,7 +795,12 @@ export class DagRunner implements RunHandle {
     node.start();
     this.emit();
     this.log(`handler ${kind} started`);
-    await this.runWithPolicies(node, this.stepEnv(node));
+    try {
+      await this.runWithPolicies(node, this.stepEnv(node));
+    } catch (error) {
+      // A handler that ran ends in the record, whatever went wrong in it.
+      node.finish(NodeStatus.Failed, (error as Error).message);
+    }
     this.log(`handler ${kind} finished: ${node.snapshot().statusLabel}`);
     this.logUnsentStepMail(node);
     this.emit();

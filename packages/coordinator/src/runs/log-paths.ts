@@ -1,6 +1,4 @@
-import { join } from 'node:path';
-
-const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+import { confinedPath, nameSegment } from '@trellis/core';
 
 /**
  * `<logDir>/<dag>/<run id>.<attempt number>/run.log`: each attempt keeps its own logs. One
@@ -9,5 +7,5 @@ const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
  * number follows the last dot, so two runs never share a folder.
  */
 export function runLogFile(logDir: string, dagName: string, dagRunId: string, attemptNumber: number): string {
-  return join(logDir, safe(dagName), `${safe(dagRunId)}.${attemptNumber}`, 'run.log');
+  return confinedPath(logDir, nameSegment(dagName), `${nameSegment(dagRunId)}.${attemptNumber}`, 'run.log');
 }

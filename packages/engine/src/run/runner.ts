@@ -6,7 +6,9 @@ import { finished } from 'node:stream/promises';
 import {
   NodeStatus,
   RunStatus,
+  confinedPath,
   expandReferences,
+  nameSegment,
   outputsStatusWord,
   readJsonPath,
   runStatusLabel,
@@ -49,7 +51,6 @@ interface ExecutionOutcome extends StepExecutionResult {
 /** Receives nothing: steps that write straight to their log files have no stream to feed. */
 const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
 
-const safeFileName = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
 
 /**
  * The log directory, then the work directory. The host has usually made the log directory's
@@ -177,9 +178,9 @@ export class DagRunner implements RunHandle {
   }
 
   private newNode(step: Step): NodeState {
-    const base = join(this.options.logDir, safeFileName(step.name));
+    const file = (ext: string): string => confinedPath(this.options.logDir, `${nameSegment(step.name)}.${ext}`);
     const mode = step.logOutput ?? this.dag.logOutput;
-    return new NodeState(step, `${base}.out`, mode === 'merged' ? `${base}.out` : `${base}.err`);
+    return new NodeState(step, file('out'), mode === 'merged' ? file('out') : file('err'));
   }
 
   // ---- the run ------------------------------------------------------------------------
@@ -293,7 +294,7 @@ export class DagRunner implements RunHandle {
       DAG_RUN_LOG_FILE: this.runLogPath,
       DAG_RUN_WORK_DIR: this.workDir,
     };
-    if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = join(this.options.docsDir, this.dag.name);
+    if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = confinedPath(this.options.docsDir, nameSegment(this.dag.name));
     else delete env.DAG_DOCS_DIR;
     for (const [k, v] of Object.entries(env)) this.vars.set(k, v);
     // Without the DAG file's folder, relative dotenv paths could only point into the fresh work directory.

@@ -1,4 +1,4 @@
-import { parseAllDocuments, type Document } from 'yaml';
+import { isCollection, parseAllDocuments, type Document } from 'yaml';
 import type { Dag, DagLoadResult, LocalDag } from '../model/dag.js';
 import { Issues, describeType } from './issues.js';
 import { isRecord } from './fields.js';
@@ -61,14 +61,17 @@ function textProblems(text: string): string[] {
   return line !== undefined ? [`line ${line}: the definition contains a NUL character`] : [];
 }
 
-/** Problems of a document's shape that must stop the work before its steps are normalised. */
-function documentProblems(doc: unknown, where: string): string[] {
+/** Too many steps, counted on the parsed syntax tree: before it becomes objects and steps. */
+function stepCountProblems(doc: Document.Parsed, where: string): string[] {
+  const steps = doc.get('steps', true);
+  const count = isCollection(steps) ? steps.items.length : 0;
+  return count > MAX_STEPS_PER_DAG ? [`${where}steps: ${count} steps exceed the limit of ${MAX_STEPS_PER_DAG} per DAG (MAX_STEPS_PER_DAG)`] : [];
+}
+
+/** Values no definition may hold, found once the document is plain data. */
+function valueProblems(doc: unknown, where: string): string[] {
   const nulAt = nulValuePath(doc);
-  if (nulAt !== undefined) return [`${where}${nulAt}: must not contain a NUL character`];
-  const steps = isRecord(doc) ? doc.steps : undefined;
-  const count = Array.isArray(steps) ? steps.length : isRecord(steps) ? Object.keys(steps).length : 0;
-  if (count > MAX_STEPS_PER_DAG) return [`${where}steps: ${count} steps exceed the limit of ${MAX_STEPS_PER_DAG} per DAG (MAX_STEPS_PER_DAG)`];
-  return [];
+  return nulAt !== undefined ? [`${where}${nulAt}: must not contain a NUL character`] : [];
 }
 
 function parseDocuments(text: string): ParsedDocs {
@@ -91,9 +94,16 @@ function parseDocuments(text: string): ParsedDocs {
       docs.push(undefined);
       return;
     }
+    const where = parsed.length > 1 ? `document ${i + 1}: ` : '';
+    const tooLarge = stepCountProblems(doc, where);
+    if (tooLarge.length > 0) {
+      errors.push(...tooLarge);
+      docs.push(undefined);
+      return;
+    }
     try {
       const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
-      const refusedDoc = documentProblems(value, parsed.length > 1 ? `document ${i + 1}: ` : '');
+      const refusedDoc = valueProblems(value, where);
       errors.push(...refusedDoc);
       docs.push(refusedDoc.length > 0 ? undefined : value);
     } catch (error) {

@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { RunStatus } from '@trellis/core';
 import { MASK } from '@trellis/engine';
 import { cleanupRuns, nodeOf, readLog, runYaml, tempDir } from './support/run-yaml.js';
@@ -143,5 +143,24 @@ steps:
     const result = await runYaml('secrets:\n  - {name: S, provider: env, key: NOT_SET_ANYWHERE}\nsteps:\n  - echo never\n', { hostEnv });
     assert.equal(result.status, RunStatus.Failed);
     assert.match(result.snapshot.error, /secret S: environment variable NOT_SET_ANYWHERE is not set/);
+  });
+});
+
+describe('limits and paths', () => {
+  test('a chain of env values that each double the last fails the run, naming the limit', async () => {
+    const env = Array.from({ length: 40 }, (_, i) => `  - V${i + 1}: "\${V${i}}\${V${i}}"`).join('\n');
+    const result = await runYaml(`env:\n  - V0: "${'x'.repeat(1024)}"\n${env}\nsteps:\n  - name: s1\n    command: "true"\n`, { hostEnv });
+    assert.equal(result.status, RunStatus.Failed);
+    assert.match(result.snapshot.error, /MAX_EXPANDED_VALUE_LENGTH/);
+  });
+
+  test('a step named ".." writes its logs to files of its own run folder', async () => {
+    const result = await runYaml('steps:\n  - name: ..\n    command: echo dots\n  - name: .\n    command: echo dot\n', { hostEnv });
+    assert.equal(result.status, RunStatus.Success);
+    for (const name of ['..', '.']) {
+      const stdout = nodeOf(result, name).stdout;
+      assert.equal(dirname(stdout), result.logDir, `${stdout} is not a file of ${result.logDir}`);
+    }
+    assert.equal(readLog(nodeOf(result, '..').stdout), 'dots\n');
   });
 });

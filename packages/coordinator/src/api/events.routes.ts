@@ -2,11 +2,7 @@ import { z } from 'zod';
 import { InvalidCursorError, listEvents, type Db, type EventRecord } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { BadRequestError } from '../errors/api-errors.js';
-
-const instant = z
-  .string()
-  .refine((text) => !Number.isNaN(Date.parse(text)), 'must be an RFC 3339 timestamp')
-  .transform((text) => new Date(text));
+import { instantQuery } from '../http/timestamps.js';
 
 const eventQuery = z.object({
   kind: z.string().optional(),
@@ -17,8 +13,8 @@ const eventQuery = z.object({
   sessionId: z.string().optional(),
   userId: z.string().optional(),
   model: z.string().optional(),
-  startTime: instant.optional(),
-  endTime: instant.optional(),
+  startTime: instantQuery.optional(),
+  endTime: instantQuery.optional(),
   limit: z.coerce.number().int().min(1, 'limit must be 1-1000').max(1000, 'limit must be 1-1000').default(100),
   offset: z.coerce.number().int().min(0, 'offset must be 0 or more').optional(),
   paginationMode: z.enum(['offset', 'cursor']).default('offset'),

@@ -5,6 +5,7 @@ import { ApprovalError } from '@trellis/engine';
 import { getLatestRun, getNodes, getOutputs, listRuns, queueRunCommand, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
 import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { unixSecondsQuery } from '../http/timestamps.js';
 import type { DagIndex } from '../definitions/dag-index.js';
 import type { RunService, StartRequest } from '../runs/run-service.js';
 import type { LocalExecutor } from '../runs/local-executor.js';
@@ -160,8 +161,8 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
 const listQuery = z.object({
   name: z.string().optional(),
   status: z.coerce.number().int().min(0).max(8).optional(),
-  fromDate: z.coerce.number().int().optional(),
-  toDate: z.coerce.number().int().optional(),
+  fromDate: unixSecondsQuery.optional(),
+  toDate: unixSecondsQuery.optional(),
   dagRunId: z.string().optional(),
   labels: z.string().optional(),
   limit: z.coerce.number().int().min(1, 'limit must be 1-500').max(500, 'limit must be 1-500').default(100),

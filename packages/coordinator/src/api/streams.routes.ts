@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { isRunStatus, runStatusLabel } from '@trellis/core';
 import type { EventRecord } from '@trellis/store';
+import { BadRequestError } from '../errors/api-errors.js';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
 
@@ -23,10 +24,22 @@ function frame(event: EventRecord): string {
   return `id: ${event.id}\nevent: run\ndata: ${JSON.stringify(body)}\n\n`;
 }
 
+/**
+ * The event id a client resumes after. Ids are the event log's bigint keys, handed out by this
+ * server; one that is no event id (or beyond what a JavaScript number holds exactly) is refused
+ * rather than passed to PostgreSQL, which would fail on it.
+ */
+function resumeAfter(req: Request): number | undefined {
+  const lastId = req.header('last-event-id');
+  if (lastId === undefined || lastId === '') return undefined;
+  const id = /^\d{1,16}$/.test(lastId) ? Number(lastId) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw new BadRequestError('Last-Event-ID must be the id of an event this stream sent (a non-negative integer)', { lastEventId: lastId.slice(0, 64) });
+  return id;
+}
+
 /** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
 async function stream(hub: RunEventHub, filter: RunEventFilter, req: Request, res: Response): Promise<typeof HANDLED> {
-  const lastId = req.header('last-event-id');
-  const afterId = lastId !== undefined && /^\d+$/.test(lastId) ? Number(lastId) : undefined;
+  const afterId = resumeAfter(req);
   res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   // Subscribed before the headers go out: a client that starts a run once its stream is open
   // must not lose that run's first events to the moment the subscription takes its cursor.

@@ -1,6 +1,6 @@
 import { closeSync, constants, mkdirSync, openSync, writeSync } from 'node:fs';
-import { dirname, isAbsolute, join, normalize, sep } from 'node:path';
-import { isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
+import { dirname, isAbsolute, join } from 'node:path';
+import { relativeUnder, isTerminalRunStatus, type LogChunkMessage, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { NodeSnapshot, RunOutputs, RunSnapshot } from '@trellis/engine';
 import { advanceReportSeq, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from '../runs/snapshot-store.js';
@@ -16,8 +16,8 @@ export interface ReportOutcome {
 /** A worker path relative to the attempt's log directory, placed under the coordinator's; undefined if it would escape. */
 function placeInside(runDir: string, relative: string): string | undefined {
   if (relative === '' || isAbsolute(relative)) return undefined;
-  const target = normalize(join(runDir, relative));
-  return target.startsWith(runDir + sep) ? target : undefined;
+  const target = join(runDir, relative);
+  return relativeUnder(runDir, target) !== undefined ? target : undefined;
 }
 
 function placeNode(runDir: string, node: NodeSnapshot): NodeSnapshot {

@@ -3,13 +3,18 @@ import { ApiError, BadRequestError, InternalError, NotFoundError, toErrorBody } 
 import { toError } from '../errors/normalize.js';
 import type { Logger } from '../logging/logger.js';
 
-interface BodyParserError extends Error {
+interface ExpressError extends Error {
   type?: string;
   status?: number;
+  expose?: boolean;
+  /** Set by zlib on a decompression failure. */
+  errno?: number;
 }
 
-/** Errors raised by express.json() before any handler ran. */
-function fromBodyParser(error: BodyParserError): ApiError | undefined {
+/** Errors raised by express before any handler ran: the router's and express.json()'s. */
+function fromExpress(error: ExpressError): ApiError | undefined {
+  // The router decodes path parameters: a malformed `%` escape (`/dags/%zz`) is the client's.
+  if (error instanceof URIError) return new BadRequestError(`malformed percent-encoding in the request path: ${error.message}`);
   switch (error.type) {
     case 'entity.parse.failed':
       return new BadRequestError(`malformed JSON body: ${error.message}`);
@@ -19,8 +24,17 @@ function fromBodyParser(error: BodyParserError): ApiError | undefined {
     case 'charset.unsupported':
       return new BadRequestError(error.message);
     default:
-      return undefined;
+      return fromInflate(error);
   }
+}
+
+/**
+ * A body that is not what its `Content-Encoding` (gzip, deflate, br) says fails in zlib; the
+ * body parser passes that zlib error on with status 400 but without a `type`.
+ */
+function fromInflate(error: ExpressError): ApiError | undefined {
+  const zlibFailure = error.status === 400 && typeof error.errno === 'number';
+  return zlibFailure ? new BadRequestError(`request body does not match its Content-Encoding: ${error.message}`) : undefined;
 }
 
 /** The only place that turns errors into `{code, message, details}` bodies. */
@@ -31,7 +45,7 @@ export function errorHandler(logger: Logger) {
       return;
     }
     const error = toError(raw);
-    let apiError = error instanceof ApiError ? error : fromBodyParser(error);
+    let apiError = error instanceof ApiError ? error : fromExpress(error);
     if (apiError === undefined) {
       logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl, error });
       apiError = new InternalError('internal server error');

@@ -86,8 +86,31 @@ export function formatIssues(where: string, issues: readonly z.core.$ZodIssue[])
     .join('; ');
 }
 
+/**
+ * The field path of the first string (value or key) holding a NUL character, which no store
+ * accepts (PostgreSQL text and jsonb refuse it) and no name or spec legitimately contains.
+ * Iterative: a deeply nested JSON body must not exhaust the stack.
+ */
+function findNulCharacter(value: unknown, where: string): string | undefined {
+  const pending: Array<[unknown, string]> = [[value, where]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return path;
+    } else if (typeof item === 'object' && item !== null) {
+      for (const [key, child] of Object.entries(item)) {
+        if (key.includes('\u0000')) return path;
+        pending.push([child, `${path}.${key}`]);
+      }
+    }
+  }
+  return undefined;
+}
+
 function parsePart<S extends Schema | undefined>(schema: S, value: unknown, where: string): Out<S> {
   if (schema === undefined) return undefined as Out<S>;
+  const nulAt = findNulCharacter(value, where);
+  if (nulAt !== undefined) throw new BadRequestError(`${nulAt}: must not contain a NUL character`, { issues: [{ path: nulAt, message: 'must not contain a NUL character' }] });
   const result = schema.safeParse(value);
   if (!result.success) {
     throw new BadRequestError(formatIssues(where, result.error.issues), { issues: result.error.issues.map((i) => ({ path: [where, ...i.path.map(String)].join('.'), message: i.message })) });

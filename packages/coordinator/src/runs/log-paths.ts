@@ -1,7 +1,5 @@
-import { join, resolve } from 'node:path';
-import type { Dag } from '@trellis/core';
-
-const safe = (name: string): string => name.replace(/[^A-Za-z0-9_.-]/g, '_');
+import { resolve } from 'node:path';
+import { confinedPath, nameSegment, type Dag } from '@trellis/core';
 
 /**
  * Where a DAG's run logs go: its `log_dir`, or the system log directory when it sets none. A
@@ -19,5 +17,5 @@ export function dagLogRoot(systemLogDir: string, dag: Pick<Dag, 'logDir'>): stri
  * number follows the last dot, so two runs never share a folder.
  */
 export function runLogFile(logDir: string, dagName: string, dagRunId: string, attemptNumber: number): string {
-  return join(logDir, safe(dagName), `${safe(dagRunId)}.${attemptNumber}`, 'run.log');
+  return confinedPath(logDir, nameSegment(dagName), `${nameSegment(dagRunId)}.${attemptNumber}`, 'run.log');
 }

@@ -13,8 +13,17 @@
  *    `{ bare: true }` (for values that never reach a shell) it is expanded too, and `$$` escapes it.
  */
 import { readJsonPath } from './json-path.js';
+import { MAX_EXPANDED_VALUE_LENGTH } from '../spec/limits.js';
 
 export { readJsonPath };
+
+/** An expansion would produce a value beyond MAX_EXPANDED_VALUE_LENGTH (a chain of values that each double the last). */
+export class ExpansionLimitError extends Error {
+  constructor(readonly length: number) {
+    super(`expanding \${...} references would produce a value of more than ${MAX_EXPANDED_VALUE_LENGTH} characters (MAX_EXPANDED_VALUE_LENGTH)`);
+    this.name = 'ExpansionLimitError';
+  }
+}
 
 /** Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after it. */
 export type ReferenceResolver = (head: string, path: string[]) => string | undefined;
@@ -33,16 +42,28 @@ function splitPath(text: string): string[] {
   return [...text.matchAll(SEGMENTS)].map((m) => m[1] ?? m[2] ?? '');
 }
 
+function substitute(whole: string, resolve: ReferenceResolver, options: ExpandOptions, head?: string, pathText?: string, escape?: string, bare?: string): string {
+  if (whole === '$${') return '${';
+  if (bare !== undefined) {
+    if (options.bare !== true) return whole;
+    if (escape !== undefined) return `$${bare}`;
+    return resolve(bare, []) ?? whole;
+  }
+  return resolve(head ?? '', splitPath(pathText ?? '')) ?? whole;
+}
+
+/**
+ * Throws ExpansionLimitError as soon as the result would pass MAX_EXPANDED_VALUE_LENGTH, before
+ * the oversized string is built.
+ */
 export function expandReferences(text: string, resolve: ReferenceResolver, options: ExpandOptions = {}): string {
   if (!text.includes('$')) return text;
+  let length = text.length;
   return text.replace(REFERENCE, (whole: string, head?: string, pathText?: string, escape?: string, bare?: string) => {
-    if (whole === '$${') return '${';
-    if (bare !== undefined) {
-      if (options.bare !== true) return whole;
-      if (escape !== undefined) return `$${bare}`;
-      return resolve(bare, []) ?? whole;
-    }
-    return resolve(head ?? '', splitPath(pathText ?? '')) ?? whole;
+    const value = substitute(whole, resolve, options, head, pathText, escape, bare);
+    length += value.length - whole.length;
+    if (length > MAX_EXPANDED_VALUE_LENGTH) throw new ExpansionLimitError(length);
+    return value;
   });
 }
 

@@ -1,11 +1,18 @@
+export * from './paths.js';
+
 const DAG_FILE_NAME = /^[a-zA-Z0-9_-]+$/;
 const RUN_NAME = /^[A-Za-z0-9_.-]+$/;
 const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_DAG_NAME_LENGTH = 40;
+/**
+ * DAG file names become `<name>.yaml` on disk (and `.<name>.<8 hex>.tmp` while written): past
+ * this length a file system's 255-byte name limit fails the write with ENAMETOOLONG.
+ */
+export const MAX_DAG_FILE_NAME_LENGTH = 200;
 
-/** DAG file names address definitions in URL paths: `^[a-zA-Z0-9_-]+$`. */
+/** DAG file names address definitions in URL paths: `^[a-zA-Z0-9_-]+$`, at most 200 characters. */
 export function isValidDagFileName(value: string): boolean {
-  return DAG_FILE_NAME.test(value);
+  return value.length <= MAX_DAG_FILE_NAME_LENGTH && DAG_FILE_NAME.test(value);
 }
 
 /** Inline run names: at most 40 characters of `[A-Za-z0-9_.-]`. */

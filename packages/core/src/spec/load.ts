@@ -1,8 +1,9 @@
-import { parseAllDocuments, type Document } from 'yaml';
+import { isCollection, parseAllDocuments, type Document } from 'yaml';
 import type { Dag, DagLoadResult, LocalDag } from '../model/dag.js';
 import { Issues, describeType } from './issues.js';
 import { isRecord } from './fields.js';
 import { normalizeDag } from './dag.js';
+import { MAX_DAGS_PER_FILE, MAX_SPEC_BYTES, MAX_STEPS_PER_DAG } from './limits.js';
 
 /** A base configuration: root fields every DAG inherits unless it sets them. */
 export interface BaseConfig {
@@ -17,8 +18,6 @@ export interface LoadDagOptions {
   isSubDag?: boolean;
 }
 
-/** Larger specs are refused before parsing: a definition is a page of YAML, not a data file. */
-export const MAX_SPEC_BYTES = 2 * 1024 * 1024;
 /** Alias expansion cap: defeats "billion laughs" documents. */
 const MAX_ALIAS_COUNT = 100;
 
@@ -33,8 +32,51 @@ function yamlErrors(doc: Document.Parsed, index: number, total: number): string[
   return doc.errors.map((e) => `${where}invalid YAML: ${(e.message.split('\n')[0] ?? e.message).replace(/:$/, '')}`);
 }
 
+/** The line of the first NUL character: no store keeps one, so a spec holding one is never valid. */
+function nulLine(text: string): number | undefined {
+  const at = text.indexOf('\u0000');
+  return at < 0 ? undefined : text.slice(0, at).split('\n').length;
+}
+
+/** The path of the first parsed string (value or key) holding a NUL, which YAML's `"\0"` escape writes. */
+function nulValuePath(doc: unknown): string | undefined {
+  const pending: Array<[unknown, string]> = [[doc, '']];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, path] = next;
+    if (typeof value === 'string' && value.includes('\u0000')) return path || '(document)';
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
+      if (key.includes('\u0000')) return childPath;
+      pending.push([child, childPath]);
+    }
+  }
+  return undefined;
+}
+
+/** Problems found before parsing: size and characters no definition may have. */
+function textProblems(text: string): string[] {
+  if (Buffer.byteLength(text, 'utf8') > MAX_SPEC_BYTES) return [`the definition is larger than the limit of ${MAX_SPEC_BYTES} bytes (MAX_SPEC_BYTES)`];
+  const line = nulLine(text);
+  return line !== undefined ? [`line ${line}: the definition contains a NUL character`] : [];
+}
+
+/** Too many steps, counted on the parsed syntax tree: before it becomes objects and steps. */
+function stepCountProblems(doc: Document.Parsed, where: string): string[] {
+  const steps = doc.get('steps', true);
+  const count = isCollection(steps) ? steps.items.length : 0;
+  return count > MAX_STEPS_PER_DAG ? [`${where}steps: ${count} steps exceed the limit of ${MAX_STEPS_PER_DAG} per DAG (MAX_STEPS_PER_DAG)`] : [];
+}
+
+/** Values no definition may hold, found once the document is plain data. */
+function valueProblems(doc: unknown, where: string): string[] {
+  const nulAt = nulValuePath(doc);
+  return nulAt !== undefined ? [`${where}${nulAt}: must not contain a NUL character`] : [];
+}
+
 function parseDocuments(text: string): ParsedDocs {
-  if (Buffer.byteLength(text, 'utf8') > MAX_SPEC_BYTES) return { docs: [], errors: [`the definition is larger than ${MAX_SPEC_BYTES} bytes`] };
+  const refused = textProblems(text);
+  if (refused.length > 0) return { docs: [], errors: refused };
   let parsed: Document.Parsed[];
   try {
     parsed = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true }) as Document.Parsed[];
@@ -42,6 +84,7 @@ function parseDocuments(text: string): ParsedDocs {
     return { docs: [], errors: [`invalid YAML: ${(error as Error).message}`] };
   }
   if (!Array.isArray(parsed)) return { docs: [], errors: ['invalid YAML: could not read the document stream'] };
+  if (parsed.length > MAX_DAGS_PER_FILE) return { docs: [], errors: [`the file holds ${parsed.length} YAML documents; the limit is ${MAX_DAGS_PER_FILE} DAGs per file (MAX_DAGS_PER_FILE)`] };
   const errors: string[] = [];
   const docs: unknown[] = [];
   parsed.forEach((doc, i) => {
@@ -51,8 +94,18 @@ function parseDocuments(text: string): ParsedDocs {
       docs.push(undefined);
       return;
     }
+    const where = parsed.length > 1 ? `document ${i + 1}: ` : '';
+    const tooLarge = stepCountProblems(doc, where);
+    if (tooLarge.length > 0) {
+      errors.push(...tooLarge);
+      docs.push(undefined);
+      return;
+    }
     try {
-      docs.push(doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT }));
+      const value: unknown = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      const refusedDoc = valueProblems(value, where);
+      errors.push(...refusedDoc);
+      docs.push(refusedDoc.length > 0 ? undefined : value);
     } catch (error) {
       errors.push(`${parsed.length > 1 ? `document ${i + 1}: ` : ''}invalid YAML: ${(error as Error).message}`);
       docs.push(undefined);

@@ -7,8 +7,10 @@ import {
   MAIL_UNAVAILABLE,
   NodeStatus,
   RunStatus,
+  confinedPath,
   expandReferences,
   isTerminalRunStatus,
+  nameSegment,
   outputsStatusWord,
   readJsonPath,
   runStatusLabel,
@@ -51,11 +53,6 @@ interface ExecutionOutcome extends StepExecutionResult {
 /** Receives nothing: steps that write straight to their log files have no stream to feed. */
 const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
 
-/** A step's log file name: no separators, and never `.` or `..`, so no step name leaves the run's log directory. */
-const safeFileName = (name: string): string => {
-  const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_');
-  return /^\.+$/.test(safe) ? safe.replace(/\./g, '_') : safe;
-};
 
 /**
  * The log directory, then the work directory. The host has usually made the log directory's
@@ -193,9 +190,9 @@ export class DagRunner implements RunHandle {
   }
 
   private newNode(step: Step): NodeState {
-    const base = join(this.options.logDir, safeFileName(step.name));
+    const file = (ext: string): string => confinedPath(this.options.logDir, `${nameSegment(step.name)}.${ext}`);
     const mode = step.logOutput ?? this.dag.logOutput;
-    return new NodeState(step, `${base}.out`, mode === 'merged' ? `${base}.out` : `${base}.err`);
+    return new NodeState(step, file('out'), mode === 'merged' ? file('out') : file('err'));
   }
 
   // ---- the run ------------------------------------------------------------------------
@@ -317,7 +314,7 @@ export class DagRunner implements RunHandle {
       DAG_RUN_LOG_FILE: this.runLogPath,
       DAG_RUN_WORK_DIR: this.workDir,
     };
-    if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = join(this.options.docsDir, this.dag.name);
+    if (this.options.docsDir !== undefined && this.options.docsDir !== '') env.DAG_DOCS_DIR = confinedPath(this.options.docsDir, nameSegment(this.dag.name));
     else delete env.DAG_DOCS_DIR;
     for (const [k, v] of Object.entries(env)) this.vars.set(k, v);
     // Set before anything here can fail: the handlers of a run that fails now still get this much.

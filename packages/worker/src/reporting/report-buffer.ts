@@ -1,5 +1,4 @@
-import { isAbsolute, relative } from 'node:path';
-import type { ReportEvent, TaskRef } from '@trellis/core';
+import { relativeUnder, type ReportEvent, type TaskRef } from '@trellis/core';
 import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
 import { GrpcStatus, grpcCode, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
@@ -17,8 +16,7 @@ const BATCH_WINDOW_MS = 20;
 /** A path under the attempt's log directory, relative to it (''. when it lies elsewhere). */
 function relativeTo(logDir: string, path: string): string {
   if (path === '') return '';
-  const rel = relative(logDir, path);
-  return rel.startsWith('..') || isAbsolute(rel) ? '' : rel;
+  return relativeUnder(logDir, path) ?? '';
 }
 
 function relativeNode(logDir: string, node: NodeSnapshot): NodeSnapshot {

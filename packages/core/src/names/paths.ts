@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { isAbsolute, join, relative, sep } from 'node:path';
+
+/** Longest segment made from a name; file systems refuse names over 255 bytes. */
+const MAX_SEGMENT_LENGTH = 200;
+
+/** A path built from a name would leave the folder it belongs in. */
+export class PathEscapeError extends Error {
+  constructor(root: string, segments: string[]) {
+    super(`refusing a path outside ${root}: ${segments.join('/')}`);
+    this.name = 'PathEscapeError';
+  }
+}
+
+/**
+ * A DAG, run or step name as one file-name segment: characters outside `[A-Za-z0-9_.-]` become
+ * `_`, and a leading `.` becomes `_`, so `.` and `..` (valid names) name a folder or file of
+ * their own instead of the current or parent one. A long name keeps its first characters and
+ * a hash of the whole name.
+ */
+export function nameSegment(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9_.-]/g, '_').replace(/^\./, '_') || '_';
+  if (safe.length <= MAX_SEGMENT_LENGTH) return safe;
+  const hash = createHash('sha256').update(name).digest('hex').slice(0, 16);
+  return `${safe.slice(0, MAX_SEGMENT_LENGTH - hash.length - 1)}~${hash}`;
+}
+
+/** `path` relative to `root` when it lies strictly under it, otherwise undefined. */
+export function relativeUnder(root: string, path: string): string | undefined {
+  const rel = relative(root, path);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
+  return rel;
+}
+
+/**
+ * `root` joined with segments made from names, checked to stay strictly under `root`. Every
+ * path built from a DAG, run or step name goes through here (with nameSegment for the names).
+ */
+export function confinedPath(root: string, ...segments: string[]): string {
+  const path = join(root, ...segments);
+  if (relativeUnder(root, path) === undefined) throw new PathEscapeError(root, segments);
+  return path;
+}

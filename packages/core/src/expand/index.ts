@@ -16,8 +16,11 @@ import { readJsonPath } from './json-path.js';
 
 export { readJsonPath };
 
-/** Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after it. */
-export type ReferenceResolver = (head: string, path: string[]) => string | undefined;
+/**
+ * Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after
+ * it, `offset` where the reference starts in the text.
+ */
+export type ReferenceResolver = (head: string, path: string[], offset: number) => string | undefined;
 
 export interface ExpandOptions {
   /** Also expand bare `$NAME` (for values that never reach a shell). */
@@ -35,14 +38,14 @@ function splitPath(text: string): string[] {
 
 export function expandReferences(text: string, resolve: ReferenceResolver, options: ExpandOptions = {}): string {
   if (!text.includes('$')) return text;
-  return text.replace(REFERENCE, (whole: string, head?: string, pathText?: string, escape?: string, bare?: string) => {
+  return text.replace(REFERENCE, (whole: string, head: string | undefined, pathText: string | undefined, escape: string | undefined, bare: string | undefined, offset: number) => {
     if (whole === '$${') return '${';
     if (bare !== undefined) {
       if (options.bare !== true) return whole;
       if (escape !== undefined) return `$${bare}`;
-      return resolve(bare, []) ?? whole;
+      return resolve(bare, [], offset) ?? whole;
     }
-    return resolve(head ?? '', splitPath(pathText ?? '')) ?? whole;
+    return resolve(head ?? '', splitPath(pathText ?? ''), offset) ?? whole;
   });
 }
 

@@ -6,7 +6,9 @@ import { finished } from 'node:stream/promises';
 import {
   NodeStatus,
   RunStatus,
+  expandForShell,
   expandReferences,
+  isReservedParamName,
   outputsStatusWord,
   readJsonPath,
   runStatusLabel,
@@ -20,6 +22,7 @@ import { RunLogFile } from '../logs/run-log-file.js';
 import { FileFollower } from '../logs/file-follower.js';
 import { SecretMasker } from '../logs/secret-masker.js';
 import { executorFor } from '../executors/registry.js';
+import { shellParsedTexts } from '../executors/shell.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
 import { NodeState } from './node-state.js';
 import { filterHostEnv, loadDotenv, resolveSecrets } from './environment.js';
@@ -301,6 +304,7 @@ export class DagRunner implements RunHandle {
     if (dotenvFiles.length > 0) this.setAll(env, await loadDotenv(dotenvFiles, baseDir));
     for (const entry of this.dag.env) this.setVar(env, entry.key, this.expand(entry.value));
     const positional: string[] = [];
+    this.refuseReservedParams();
     for (const param of this.options.params) {
       const value = param.evaluate === true ? await conditionValue(param.value, this.conditionContext(env)) : param.value;
       if (/^\d+$/.test(param.name)) positional.push(value);
@@ -310,6 +314,13 @@ export class DagRunner implements RunHandle {
     this.setAll(env, this.options.env ?? {});
     this.setAll(env, secrets);
     this.baseEnv = env;
+  }
+
+  /** A host that did not resolve params through resolveStartParams (CLI, tests) gets the same rule. */
+  private refuseReservedParams(): void {
+    const declared = new Set(this.dag.params.defs.map((d) => d.name));
+    const reserved = this.options.params.filter((p) => !declared.has(p.name) && isReservedParamName(p.name)).map((p) => p.name);
+    if (reserved.length > 0) throw new Error(`param ${reserved.join(', ')}: reserved variable name; only a param the DAG declares may set it`);
   }
 
   private setVar(env: Record<string, string>, key: string, value: string): void {
@@ -323,6 +334,18 @@ export class DagRunner implements RunHandle {
 
   private expand(text: string): string {
     return expandReferences(text, (head, path) => this.resolveRef(head, path));
+  }
+
+  /**
+   * Text a shell parses: each resolved reference becomes a variable of `bound` the shell expands
+   * as data, so a value is never run as code.
+   */
+  private expandShellText(text: string, bound: Record<string, string>): string {
+    return expandForShell(text, (head, path) => this.resolveRef(head, path), (value) => {
+      const name = `TRELLIS_REF_${Object.keys(bound).length}`;
+      bound[name] = value;
+      return name;
+    });
   }
 
   private resolveRef(head: string, path: string[]): string | undefined {
@@ -350,7 +373,7 @@ export class DagRunner implements RunHandle {
   }
 
   private conditionContext(env: Record<string, string>): ConditionContext {
-    return { env, cwd: this.workDir, expand: (text) => this.expand(text) };
+    return { env, cwd: this.workDir, expand: (text) => this.expand(text), expandForShell: (text, bound) => this.expandShellText(text, bound) };
   }
 
   private workingDirOf(step: Step): string {
@@ -550,8 +573,9 @@ export class DagRunner implements RunHandle {
     node.finish(NodeStatus.Failed, error);
   }
 
-  private async executeOnce(node: NodeState, env: Record<string, string>): Promise<ExecutionOutcome> {
-    const step = this.expandStep(node.step);
+  private async executeOnce(node: NodeState, stepEnv: Record<string, string>): Promise<ExecutionOutcome> {
+    const { step, bound } = this.expandStep(node.step);
+    const env = { ...stepEnv, ...bound };
     const direct = this.directFiles(step);
     if (direct !== undefined) return this.executeDirect(node, step, env, direct);
     const merged = (step.logOutput ?? this.dag.logOutput) === 'merged';
@@ -632,16 +656,22 @@ export class DagRunner implements RunHandle {
     return isAbsolute(path) ? path : join(this.workDir, path);
   }
 
-  /** The step with `${...}` references in its fields expanded against what the run knows now. */
-  private expandStep(step: Step): Step {
+  /**
+   * The step with `${...}` references in its fields expanded against what the run knows now; in
+   * text a shell parses, references become the `bound` variables (see expandShellText).
+   */
+  private expandStep(step: Step): { step: Step; bound: Record<string, string> } {
+    const bound: Record<string, string> = {};
+    const parsed = step.type === 'shell' ? shellParsedTexts(step, step.shell ?? this.dag.shell ?? ['sh']) : { commands: false, script: false };
+    const expandText = (text: string, shellParsed: boolean): string => (shellParsed ? this.expandShellText(text, bound) : this.expand(text));
     const out: Step = {
       ...step,
-      commands: step.commands.map((c) => this.expand(c)),
+      commands: step.commands.map((c) => expandText(c, parsed.commands)),
       env: step.env.map((e) => ({ key: e.key, value: this.expand(e.value) })),
       config: this.expandDeep(step.config) as Record<string, unknown>,
     };
-    if (step.script !== undefined) out.script = this.expand(step.script);
-    return out;
+    if (step.script !== undefined) out.script = expandText(step.script, parsed.script);
+    return { step: out, bound };
   }
 
   private expandDeep(value: unknown): unknown {

@@ -287,7 +287,7 @@ export class DagRunner implements RunHandle {
     const id = this.options.identity;
     const baseDir = this.options.baseDir ?? this.workDir;
     const secrets = { ...(await resolveSecrets(this.dag.secrets, host, baseDir)), ...(this.options.secrets ?? {}) };
-    this.masker = new SecretMasker(Object.values(secrets));
+    this.masker = new SecretMasker([...Object.values(secrets), ...(this.options.maskValues ?? [])]);
     if (this.masker.active) for (const node of this.nodes) node.maskPayload((text) => this.masker.mask(text));
     const env: Record<string, string> = {
       ...filterHostEnv(host, this.options.envPassthrough, this.options.envPassthroughPrefixes),
@@ -717,7 +717,8 @@ export class DagRunner implements RunHandle {
         const index = next++;
         const item = list[index];
         const dagRunId = this.childRunId(node, index);
-        const ref = { dagRunId, name: dagName, params, status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
+        const env: Record<string, string> = item !== undefined ? { ITEM: typeof item === 'string' ? item : JSON.stringify(item) } : {};
+        const ref = { dagRunId, name: dagName, params: this.masker.mask(params), status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
         node.subRuns.push(ref);
         this.emit();
         const handle = launch({
@@ -727,7 +728,8 @@ export class DagRunner implements RunHandle {
           params,
           parent: this.options.identity,
           ...(node.step.workerSelector !== undefined ? { workerSelector: node.step.workerSelector } : {}),
-          env: item !== undefined ? { ITEM: typeof item === 'string' ? item : JSON.stringify(item) } : {},
+          env,
+          maskValues: this.masker.valuesIn(params, ...Object.values(env)),
         });
         this.children.add(handle);
         const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));

@@ -3,11 +3,12 @@ import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
-import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
+import { getRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { runLogFile } from './log-paths.js';
+import { executedParams, insertSubRun } from './masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
@@ -87,9 +88,10 @@ export class LocalExecutor {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
     }
+    const { paramsJson, maskValues } = await executedParams(this.deps.db, run);
     let params: ResolvedParams;
     try {
-      params = JSON.parse(run.params) as ResolvedParams;
+      params = JSON.parse(paramsJson) as ResolvedParams;
     } catch {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
@@ -111,6 +113,7 @@ export class LocalExecutor {
       logDir: dirname(run.logFile),
       reporter,
       env: run.runEnv,
+      maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       streamLogs: false,
       docsDir: this.deps.docsDir,
@@ -232,7 +235,7 @@ export class LocalExecutor {
     const attemptId = randomUUID();
     const record =
       existing ??
-      (await insertRun(this.deps.db, {
+      (await insertSubRun(this.deps.db, {
         dagName: request.dagName,
         dagRunId: request.dagRunId,
         fileName: request.localDag !== undefined ? parent.fileName : request.dagName,
@@ -242,7 +245,6 @@ export class LocalExecutor {
         parentDagRunId: parent.dagRunId,
         attemptId,
         status: RunStatus.Running,
-        params: JSON.stringify(resolved.params),
         queueName: `${parent.queueName}/sub`,
         logFile: runLogFile(this.deps.logDir, request.dagName, request.dagRunId, 1),
         specYaml: yaml,
@@ -250,7 +252,7 @@ export class LocalExecutor {
         trigger: 'sub',
         noReuse: parent.noReuse,
         runEnv: request.env,
-      }));
+      }, resolved.params, request.maskValues));
     await markStarted(this.deps.db, record.id, this.deps.workerId);
     const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
     const handle = runDag({
@@ -261,6 +263,7 @@ export class LocalExecutor {
       logDir: dirname(record.logFile),
       reporter,
       env: request.env,
+      maskValues: request.maskValues,
       launchSubRun: this.subRunLauncher(record, yaml),
       streamLogs: false,
       docsDir: this.deps.docsDir,

@@ -127,6 +127,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     logDir: attemptDir,
     env: task.env,
     secrets: task.secrets,
+    maskValues: task.maskValues,
     reporter: {
       onStatus: (snapshot) => {
         loan.observe(snapshot);

@@ -69,6 +69,20 @@ describe('starting runs', () => {
     assert.deepEqual((res.json.details as { errors: string[] }).errors, ['params.N: must be an integer, got "many"']);
   });
 
+  test('an undeclared param may not set a reserved variable: 400 naming the key, on start, enqueue and inline runs', async () => {
+    for (const [path, body] of [
+      ['/dags/broken/start', { params: JSON.stringify({ PATH: '/tmp/evilbin:/usr/bin' }) }],
+      ['/dags/broken/enqueue', { params: JSON.stringify(['DAG_RUN_ID=spoofed']) }],
+      ['/dag-runs', { spec: 'steps:\n  - {name: s, command: "true"}\n', params: 'LD_PRELOAD=/tmp/x.so' }],
+    ] as const) {
+      const res = await t.call('POST', path, body);
+      assert.deepEqual([res.status, res.json.code], [400, 'bad_request'], `${path}: ${JSON.stringify(res.json)}`);
+      const key = /params\.(\w+)/.exec(String(res.json.message))?.[1];
+      assert.ok(key !== undefined && ['PATH', 'DAG_RUN_ID', 'LD_PRELOAD'].includes(key), String(res.json.message));
+      assert.match(String(res.json.message), /reserved/);
+    }
+  });
+
   test('custom dagRunId; a duplicate is 409 already_exists; a bad id is 400', async () => {
     assert.equal(await start('hello', { dagRunId: 'my-id-1' }), 'my-id-1');
     const dup = await t.call('POST', '/dags/hello/start', { dagRunId: 'my-id-1' });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readLogPage } from '@trellis/coordinator';
+import { MAX_LINE_BYTES, MAX_PAGE_BYTES, TRUNCATED_LINE_MARKER, readLogPage } from '@trellis/coordinator';
 
 let dir: string;
 const lines = Array.from({ length: 25_000 }, (_, i) => `line ${i + 1} ${'x'.repeat(i % 50)}`);
@@ -14,6 +14,8 @@ before(() => {
   writeFileSync(join(dir, 'no-newline.log'), lines.join('\n'));
   writeFileSync(join(dir, 'empty.log'), '');
   writeFileSync(join(dir, 'long.log'), `short\n${'é'.repeat(100_000)}\nend\n`);
+  // A 6 MB line between short ones, then 12 lines of 200 KB: no page may hold them whole.
+  writeFileSync(join(dir, 'huge-line.log'), `first\n${'€'.repeat(2_000_000)}\nafter\n${Array.from({ length: 12 }, (_, i) => `${i}`.padEnd(200_000, 'z')).join('\n')}\n`);
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -64,5 +66,41 @@ describe('log pages', () => {
     assert.equal(page.isEstimate, true);
     assert.ok(Math.abs(page.totalLines - 400_000) < 4_000, `estimate ${page.totalLines}`);
     assert.equal(page.content, `${'y'.repeat(99)}\n${'y'.repeat(99)}`);
+  });
+
+  test('a line longer than MAX_LINE_BYTES is cut at a character boundary and marked; hasMore says so', async () => {
+    const file = join(dir, 'huge-line.log');
+    const cutLine = `${'€'.repeat(Math.floor(MAX_LINE_BYTES / 3))} ${TRUNCATED_LINE_MARKER}`;
+    const range = await readLogPage(file, { kind: 'range', offset: 2, limit: 1 });
+    assert.equal(range.content, cutLine);
+    assert.equal(range.hasMore, true);
+    const around = await readLogPage(file, { kind: 'head', lines: 3 });
+    assert.equal(around.content, `first\n${cutLine}\nafter`);
+    assert.equal(around.lineCount, 3);
+    const two = await readLogPage(file, { kind: 'range', offset: 1, limit: 2 });
+    assert.equal(two.content, `first\n${cutLine}`);
+    assert.equal(two.hasMore, true);
+    // Read backwards, a cut line keeps its end, the marker first.
+    const lastBytes = `${TRUNCATED_LINE_MARKER} ${'€'.repeat(Math.floor(MAX_LINE_BYTES / 3))}`;
+    writeFileSync(join(dir, 'huge-last.log'), `first\n${'€'.repeat(2_000_000)}\nend\n`);
+    const tail = await readLogPage(join(dir, 'huge-last.log'), { kind: 'tail', lines: 3 });
+    assert.equal(tail.content, `first\n${lastBytes}\nend`);
+    assert.equal(tail.hasMore, true);
+    const tailTwo = await readLogPage(join(dir, 'huge-last.log'), { kind: 'tail', lines: 2 });
+    assert.equal(tailTwo.content, `${lastBytes}\nend`);
+  });
+
+  test('a page holds at most MAX_PAGE_BYTES: it ends early with hasMore, and the next offset goes on', async () => {
+    const file = join(dir, 'huge-line.log');
+    const page = await readLogPage(file, { kind: 'range', offset: 4, limit: 10 });
+    assert.ok(Buffer.byteLength(page.content) <= MAX_PAGE_BYTES, `page of ${Buffer.byteLength(page.content)} bytes`);
+    assert.equal(page.lineCount, Math.floor(MAX_PAGE_BYTES / 200_000));
+    assert.equal(page.hasMore, true);
+    const next = await readLogPage(file, { kind: 'range', offset: 4 + page.lineCount, limit: 10 });
+    assert.equal(next.content.split('\n')[0], `${page.lineCount}`.padEnd(200_000, 'z'));
+    const tail = await readLogPage(file, { kind: 'tail', lines: 12 });
+    assert.equal(tail.lineCount, Math.floor(MAX_PAGE_BYTES / 200_000));
+    assert.equal(tail.content.split('\n').at(-1), '11'.padEnd(200_000, 'z'));
+    assert.equal(tail.hasMore, true);
   });
 });

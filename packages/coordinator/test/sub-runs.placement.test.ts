@@ -3,6 +3,7 @@
 // waits for it and stops it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { startWorkerProcess, type WorkerProcess } from './support/worker-process.js';
 
@@ -36,6 +37,20 @@ const DAGS = {
   // `parallel` in a local run, children in-process (no selector).
   'inproc-fan': `steps:\n  - name: fan\n    call: item-child\n    parallel: [c, d]\n    output: RESULTS\n---\n${ITEM_CHILD}`,
 };
+
+// A parent's secret handed to its child as a param: the coordinator and the worker process (which
+// inherits this environment) both resolve it.
+const SECRET = 'sub-secret-7c1e94b2';
+process.env.TRELLIS_TEST_SUB_SECRET = SECRET;
+const SECRET_CHILD = 'name: secret-child\nparams: "TOKEN=none"\nsteps:\n  - name: show\n    command: echo "token=$TOKEN sha=$(printf %s "$TOKEN" | sha256sum | cut -c1-16)"\n    output: SHOWN\n';
+const secretParent = (head: string, stepExtra: string): string =>
+  `${head}secrets:\n  - {name: API_TOKEN, provider: env, key: TRELLIS_TEST_SUB_SECRET}\nsteps:\n  - name: child\n    call: secret-child\n    params: "TOKEN=\${API_TOKEN}"\n${stepExtra}---\n${SECRET_CHILD}`;
+Object.assign(DAGS, {
+  // The child runs in the coordinator's process, queued for the worker, or asked for by a parent on the worker.
+  'secret-inproc': secretParent('', ''),
+  'secret-to-worker': secretParent('', '    worker_selector:\n      pool: x\n'),
+  'secret-remote': secretParent('worker_selector:\n  pool: x\n', ''),
+});
 
 let t: TestCoordinator;
 let worker: WorkerProcess | undefined;
@@ -188,4 +203,38 @@ describe('parallel sub-runs get their ITEM wherever they run', () => {
     assert.equal(retried.status, 4);
     assert.equal(await stepLog('item-child', childId, 'show'), 'item=c ref=c', 'the new attempt ran with the recorded ITEM');
   });
+});
+
+describe("a parent's secret handed to a sub-run as a param", () => {
+  const MASK = '*******';
+  const sha = createHash('sha256').update(SECRET).digest('hex').slice(0, 16);
+
+  for (const [dag, how] of [
+    ['secret-inproc', 'a child in the coordinator process'],
+    ['secret-to-worker', 'a local parent whose child is queued for the worker'],
+    ['secret-remote', 'a parent on the worker asking for its child'],
+  ] as const) {
+    test(`${how}: the child gets the value, and no record, node, log or output shows it`, async () => {
+      assert.ok(worker, 'the worker of the tests above is running');
+      const id = `${dag}-1`;
+      await start(dag, id);
+      const parent = await ended(dag, id);
+      assert.equal(parent.status, 4, String(parent.error));
+      const [child] = await childrenOf(id);
+      assert.ok(child);
+      const node = (parent.nodes as Json[])[0] as { subRuns: Array<{ params: string }> };
+      assert.equal(node.subRuns[0]?.params, `TOKEN=${MASK}`);
+      const childRun = await run('secret-child', child.dagRunId);
+      assert.deepEqual(JSON.parse(String(childRun?.params)), [{ name: 'TOKEN', value: MASK }]);
+      assert.equal(await stepLog('secret-child', child.dagRunId, 'show'), `token=${MASK} sha=${sha}`, 'the child ran with the real value and masked it');
+      assert.equal((await outputs('secret-child', child.dagRunId)).shown, `token=${MASK} sha=${sha}`);
+      const [leaks] = await t.coordinator.db.query<{ runs: number; nodes: number; outputs: number }>(
+        `SELECT (SELECT count(*)::int FROM runs WHERE params LIKE $1 OR error LIKE $1 OR run_env::text LIKE $1) AS runs,
+           (SELECT count(*)::int FROM run_nodes WHERE data::text LIKE $1) AS nodes,
+           (SELECT count(*)::int FROM run_outputs WHERE metadata::text LIKE $1 OR outputs::text LIKE $1) AS outputs`,
+        [`%${SECRET}%`],
+      );
+      assert.deepEqual(leaks, { runs: 0, nodes: 0, outputs: 0 });
+    });
+  }
 });

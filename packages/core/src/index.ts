@@ -4,6 +4,7 @@ export * from './schedule/index.js';
 export * from './names/index.js';
 export * from './params/index.js';
 export * from './expand/index.js';
+export { expandForShell } from './expand/shell.js';
 export { loadDag, parseBaseConfig, type BaseConfig, type LoadDagOptions } from './spec/load.js';
 export * from './spec/limits.js';
 export { parseDuration } from './spec/duration.js';

@@ -1,6 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandReferences, expandVariables, readJsonPath } from '@trellis/core';
+import { expandForShell, expandReferences, expandVariables, readJsonPath } from '@trellis/core';
 
 const vars: Record<string, string> = {
   NAME: 'world',
@@ -122,5 +122,29 @@ describe('a resolver for step references', () => {
 
   test('bare references reach the resolver with an empty path', () => {
     assert.equal(expandReferences('$build', (head, path) => `${head}:${path.length}`, { bare: true }), 'build:0');
+  });
+});
+
+describe('expandForShell', () => {
+  const forShell = (text: string): { text: string; bound: string[] } => {
+    const bound: string[] = [];
+    const out = expandForShell(text, (head, path) => (path.length === 0 ? lookup(head) : undefined), (value) => {
+      bound.push(value);
+      return `V${bound.length - 1}`;
+    });
+    return { text: out, bound };
+  };
+
+  test('a resolved reference becomes a variable reference in every quoting context', () => {
+    assert.deepEqual(forShell('echo ${NAME}'), { text: 'echo ${V0}', bound: ['world'] });
+    assert.deepEqual(forShell('echo "a ${NAME} b"'), { text: 'echo "a ${V0} b"', bound: ['world'] });
+    assert.deepEqual(forShell("echo 'a ${NAME} b'"), { text: `echo 'a '"\${V0}"' b'`, bound: ['world'] });
+    assert.deepEqual(forShell("echo $'a ${NAME}'"), { text: `echo $'a '"\${V0}"$''`, bound: ['world'] });
+    assert.deepEqual(forShell(`echo "$(echo '\${NAME}')" '\${NUM}'`), { text: `echo "$(echo ''"\${V0}"'')" ''"\${V1}"''`, bound: ['world', '42'] });
+    assert.deepEqual(forShell("echo \\'${NAME}"), { text: "echo \\'${V0}", bound: ['world'] });
+  });
+
+  test('escapes, unresolved references and other $ forms stay for the shell', () => {
+    assert.deepEqual(forShell('echo $${NAME} ${MISSING} ${NAME:-x} $NAME $(date)'), { text: 'echo ${NAME} ${MISSING} ${NAME:-x} $NAME $(date)', bound: [] });
   });
 });

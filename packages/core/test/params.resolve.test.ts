@@ -123,6 +123,19 @@ describe('resolving typed params', () => {
   });
 });
 
+describe('reserved names', () => {
+  test('undeclared params may not set process or service variables; declared ones may', () => {
+    const legacy = parseParamsField('WHO=x LC_MESSAGES=C', 'params').value;
+    for (const name of ['PATH', 'HOME', 'DAG_RUN_ID', 'SVC_TOKEN', 'LD_PRELOAD', 'BASH_ENV', 'ITEM']) {
+      const result = resolveStartParams(legacy, JSON.stringify({ [name]: 'x' }));
+      assert.equal(result.ok, false, name);
+      if (!result.ok) assert.match(result.errors.join(), new RegExp(`^params\\.${name}: is a reserved variable name`));
+    }
+    const declared = resolveStartParams(legacy, JSON.stringify({ LC_MESSAGES: 'POSIX', PATHS: 'fine' }));
+    assert.deepEqual(declared, { ok: true, params: [{ name: 'WHO', value: 'x' }, { name: 'LC_MESSAGES', value: 'POSIX' }, { name: 'PATHS', value: 'fine' }] });
+  });
+});
+
 describe('resolving legacy params', () => {
   const legacy = spec('first KEY=default');
 

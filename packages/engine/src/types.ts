@@ -102,6 +102,11 @@ export interface SubRunRequest {
   workerSelector?: WorkerSelector;
   /** Extra env for the child (ITEM for parallel items). */
   env: Record<string, string>;
+  /**
+   * The parent's secret values that its params or env carry: the child masks them wherever it
+   * shows them (logs, status, outputs), and a host records its params with them masked.
+   */
+  maskValues: string[];
 }
 
 export interface SubRunResult {
@@ -142,6 +147,8 @@ export interface RunOptions extends EngineEnvironment {
   env?: Record<string, string>;
   /** Secret values from the host (profile secrets), masked everywhere. */
   secrets?: Record<string, string>;
+  /** Further values to mask everywhere, not set as variables: a parent's secrets handed in through params. */
+  maskValues?: string[];
   reporter: RunReporter;
   launchSubRun?: SubRunLauncher;
   /** Directory that relative `dotenv` paths and `working_dir` resolve against (the DAG file's folder). */

@@ -95,7 +95,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       // A worker that gave up on the call as the answer left never uses the task: the lease goes
       // back now instead of after the ack timeout (a stopping worker cancels its polls).
       call.onGivenUpAfterAnswer?.(() => void giveBack().catch((error: unknown) => deps.logger.warn('could not give back a hand-out the worker gave up on; the ack timeout will', { dagRunId: run.dagRunId, error })));
-      return { task: await taskFor(deps.specs, run, deps.dagsDir) };
+      return { task: await taskFor(deps.db, deps.specs, run, deps.dagsDir) };
     },
 
     AckTask: async (request) => {

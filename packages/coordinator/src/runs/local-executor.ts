@@ -3,11 +3,12 @@ import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
 import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
-import { getRun, insertRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
+import { getRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
+import { executedParams, insertSubRun } from './masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
@@ -89,9 +90,10 @@ export class LocalExecutor {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
     }
+    const { paramsJson, maskValues } = await executedParams(this.deps.db, run);
     let params: ResolvedParams;
     try {
-      params = JSON.parse(run.params) as ResolvedParams;
+      params = JSON.parse(paramsJson) as ResolvedParams;
     } catch {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
@@ -114,6 +116,7 @@ export class LocalExecutor {
       ...this.dagFileDir(run),
       reporter,
       env: run.runEnv,
+      maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       streamLogs: false,
       docsDir: this.deps.docsDir,
@@ -240,7 +243,7 @@ export class LocalExecutor {
     const attemptId = randomUUID();
     const record =
       existing ??
-      (await insertRun(this.deps.db, {
+      (await insertSubRun(this.deps.db, {
         dagName: request.dagName,
         dagRunId: request.dagRunId,
         fileName: request.localDag !== undefined ? parent.fileName : request.dagName,
@@ -250,7 +253,6 @@ export class LocalExecutor {
         parentDagRunId: parent.dagRunId,
         attemptId,
         status: RunStatus.Running,
-        params: JSON.stringify(resolved.params),
         queueName: `${parent.queueName}/sub`,
         logFile: runLogFile(dagLogRoot(this.deps.logDir, picked.dag), request.dagName, request.dagRunId, 1),
         specYaml: yaml,
@@ -258,7 +260,7 @@ export class LocalExecutor {
         trigger: 'sub',
         noReuse: parent.noReuse,
         runEnv: request.env,
-      }));
+      }, resolved.params, request.maskValues));
     await markStarted(this.deps.db, record.id, this.deps.workerId);
     const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
     const handle = runDag({
@@ -270,6 +272,7 @@ export class LocalExecutor {
       ...this.dagFileDir(record),
       reporter,
       env: request.env,
+      maskValues: request.maskValues,
       launchSubRun: this.subRunLauncher(record, yaml),
       streamLogs: false,
       docsDir: this.deps.docsDir,

@@ -9,6 +9,7 @@ import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReached
 import type { Dispatcher } from './dispatcher.js';
 import type { LocalExecutor } from './local-executor.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
+import { insertSubRun } from './masked-params.js';
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../dispatch/placement.js';
 import { queuedConditions, type ConditionDeps } from '../dispatch/conditions.js';
@@ -143,7 +144,7 @@ export class RunService {
       : Object.keys(request.workerSelector).length > 0
         ? placementOf({ kind: 'labels', labels: request.workerSelector }, 'distributed')
         : { dispatchTarget: parent.dispatchTarget, workerSelector: parent.workerSelector };
-    const child = await insertRun(this.deps.db, {
+    const child = await insertSubRun(this.deps.db, {
       ...placement,
       dagName: request.dagName,
       dagRunId: request.dagRunId,
@@ -154,7 +155,6 @@ export class RunService {
       parentDagRunId: parent.dagRunId,
       attemptId: randomUUID(),
       status: RunStatus.Queued,
-      params: JSON.stringify(params.params),
       queueName: subRunQueue(parent.queueName),
       logFile: runLogFile(dagLogRoot(this.deps.logDir, dag), request.dagName, request.dagRunId, 1),
       specYaml: yaml,
@@ -162,7 +162,7 @@ export class RunService {
       trigger: 'sub',
       noReuse: parent.noReuse,
       runEnv: request.env,
-    });
+    }, params.params, request.maskValues);
     await this.wakeDispatchers();
     return child;
   }

@@ -25,8 +25,11 @@ export class ExpansionLimitError extends Error {
   }
 }
 
-/** Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after it. */
-export type ReferenceResolver = (head: string, path: string[]) => string | undefined;
+/**
+ * Resolves a reference: `head` is the name before the first `.` or `[`, `path` the segments after
+ * it, `offset` where the reference starts in the text.
+ */
+export type ReferenceResolver = (head: string, path: string[], offset: number) => string | undefined;
 
 export interface ExpandOptions {
   /** Also expand bare `$NAME` (for values that never reach a shell). */
@@ -42,14 +45,14 @@ function splitPath(text: string): string[] {
   return [...text.matchAll(SEGMENTS)].map((m) => m[1] ?? m[2] ?? '');
 }
 
-function substitute(whole: string, resolve: ReferenceResolver, options: ExpandOptions, head?: string, pathText?: string, escape?: string, bare?: string): string {
+function substitute(whole: string, resolve: ReferenceResolver, offset: number, options: ExpandOptions, head?: string, pathText?: string, escape?: string, bare?: string): string {
   if (whole === '$${') return '${';
   if (bare !== undefined) {
     if (options.bare !== true) return whole;
     if (escape !== undefined) return `$${bare}`;
-    return resolve(bare, []) ?? whole;
+    return resolve(bare, [], offset) ?? whole;
   }
-  return resolve(head ?? '', splitPath(pathText ?? '')) ?? whole;
+  return resolve(head ?? '', splitPath(pathText ?? ''), offset) ?? whole;
 }
 
 /**
@@ -59,8 +62,8 @@ function substitute(whole: string, resolve: ReferenceResolver, options: ExpandOp
 export function expandReferences(text: string, resolve: ReferenceResolver, options: ExpandOptions = {}): string {
   if (!text.includes('$')) return text;
   let length = text.length;
-  return text.replace(REFERENCE, (whole: string, head?: string, pathText?: string, escape?: string, bare?: string) => {
-    const value = substitute(whole, resolve, options, head, pathText, escape, bare);
+  return text.replace(REFERENCE, (whole: string, head: string | undefined, pathText: string | undefined, escape: string | undefined, bare: string | undefined, offset: number) => {
+    const value = substitute(whole, resolve, offset, options, head, pathText, escape, bare);
     length += value.length - whole.length;
     if (length > MAX_EXPANDED_VALUE_LENGTH) throw new ExpansionLimitError(length);
     return value;

@@ -13,10 +13,12 @@
  * take their `eval` template when they have one (marked `evaluate` for the engine: it wins over a
  * literal `default`, which exists for display), else their literal default. Typed specs reject
  * unknown names and extra positional values (unless the JSON Schema allows additional
- * properties); legacy specs accept them, appended after the declared params, as shell users expect.
+ * properties); legacy specs accept them, appended after the declared params, as shell users expect,
+ * except reserved names (PATH, DAG_*, ...: see reserved.ts).
  */
 import type { ParamDef, ParamSpec, ResolvedParams } from '../model/dag.js';
 import { PARAM_NAME, checkValue, type ParamValue } from './constraints.js';
+import { isReservedParamName } from './reserved.js';
 import { splitShellWords } from './shell-words.js';
 
 export type ResolveParamsResult = { ok: true; params: ResolvedParams } | { ok: false; errors: string[] };
@@ -152,6 +154,7 @@ export function resolveStartParams(spec: ParamSpec, paramsJson: string | undefin
     if (byName.has(name)) supplied.set(name, value);
     else if (strict) errors.push(`params.${name}: unknown parameter (declared: ${[...byName.keys()].join(', ') || 'none'})`);
     else if (!PARAM_NAME.test(name)) errors.push(`params.${name}: is not a valid parameter name`);
+    else if (isReservedParamName(name)) errors.push(`params.${name}: is a reserved variable name; only a param the DAG declares may set it`);
     else extras.push({ name, value: String(value) });
   }
 

@@ -49,6 +49,8 @@ export interface Task {
   queuedAt: string;
   /** Text of the DAG's relative dotenv files found beside its file on the coordinator, by entry. */
   dotenvFiles: Record<string, string>;
+  /** A parent's secrets this sub-run's params or env carry: masked wherever the run shows them. */
+  maskValues: string[];
 }
 
 export interface PollResponse {
@@ -134,6 +136,8 @@ export interface StartSubRunRequest {
   runLocal: boolean;
   /** Run-level variables for the child (ITEM of a `parallel` item); not secrets. */
   env: Record<string, string>;
+  /** The parent's secret values that paramsJson or env carry. */
+  maskValues: string[];
 }
 
 /** The parent side of a StartSubRun: who asks, for which attempt, and its definition's YAML. */
@@ -152,7 +156,7 @@ export interface SubRunParent {
  */
 export function startSubRunRequest(
   parent: SubRunParent,
-  child: { dagName: string; dagRunId: string; params: string; env: Record<string, string>; workerSelector?: WorkerSelector | undefined; fromParentFile: boolean },
+  child: { dagName: string; dagRunId: string; params: string; env: Record<string, string>; maskValues: string[]; workerSelector?: WorkerSelector | undefined; fromParentFile: boolean },
 ): StartSubRunRequest {
   const selector = child.workerSelector;
   return {
@@ -167,6 +171,7 @@ export function startSubRunRequest(
     workerSelector: selector?.kind === 'labels' ? selector.labels : {},
     runLocal: selector?.kind === 'local',
     env: child.env,
+    maskValues: child.maskValues,
   };
 }
 

@@ -1,9 +1,29 @@
 import { writeFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { splitShellWords } from '@trellis/core';
+import { splitShellWords, type Step } from '@trellis/core';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
 import { runInProcessGroup, type ProcessLauncher } from './process-group.js';
+
+/** Programs that parse `${NAME}` as a POSIX shell does: references in their text become variables. */
+const POSIX_SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'busybox']);
+
+export function isPosixShell(program: string | undefined): boolean {
+  return program !== undefined && POSIX_SHELLS.has(basename(program));
+}
+
+/**
+ * Which of a shell step's texts a POSIX shell parses: its commands when the step's shell is one,
+ * its script when the program that runs it is one (the step's command names an interpreter, or
+ * the shell runs it).
+ */
+export function shellParsedTexts(step: Step, shell: string[]): { commands: boolean; script: boolean } {
+  const viaShell = isPosixShell(shell[0]);
+  if (step.script === undefined) return { commands: viaShell, script: false };
+  const [command] = step.commands;
+  const interpreter = step.commands.length === 1 && command !== undefined ? (splitShellWords(command) ?? [command])[0] : shell[0];
+  return { commands: false, script: isPosixShell(interpreter) };
+}
 
 /**
  * argv for one command. A one-word shell (`sh`, `bash`) gets `-c`; a shell given with its own

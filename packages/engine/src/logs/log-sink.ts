@@ -1,9 +1,10 @@
 import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { RunReporter } from '../types.js';
 import type { SecretMasker } from './secret-masker.js';
 
-/** A line longer than this is flushed unmasked-at-boundary rather than held forever (progress bars). */
+/** A line longer than this is flushed without waiting for its end (progress bars), all but a possible secret's start. */
 const MAX_PENDING = 64 * 1024;
 
 export interface LogSinkOptions {
@@ -20,7 +21,8 @@ export interface LogSinkOptions {
 /**
  * Where a step's output goes: appended to its log file, reported as chunks with byte offsets
  * (so a worker can stream them and a resend never duplicates text), secrets masked. When
- * secrets exist, text is masked a line at a time so a secret split across reads is still caught.
+ * secrets exist, text is masked a line at a time, and what may be the start of a secret is held
+ * back until the next write, so a secret split across reads or flushes is still caught.
  */
 export class LogSink extends Writable {
   private readonly fd: number;
@@ -30,6 +32,8 @@ export class LogSink extends Writable {
   readonly teeError: string | undefined;
   private offset = 0;
   private pending = '';
+  /** Keeps a UTF-8 character cut by a read boundary whole for the next write. */
+  private readonly decoder = new StringDecoder('utf8');
   private captured: string[] = [];
   private capturedBytes = 0;
   truncated = false;
@@ -56,8 +60,9 @@ export class LogSink extends Writable {
       this.emitText(chunk, callback);
       return;
     }
-    this.pending += chunk.toString('utf8');
-    const cut = this.pending.length > MAX_PENDING ? this.pending.length : this.pending.lastIndexOf('\n') + 1;
+    this.pending += this.decoder.write(chunk);
+    const end = this.pending.length > MAX_PENDING ? this.pending.length : this.pending.lastIndexOf('\n') + 1;
+    const cut = this.options.masker.safeLength(this.pending.slice(0, end));
     if (cut === 0) {
       callback();
       return;
@@ -68,6 +73,7 @@ export class LogSink extends Writable {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
+    this.pending += this.decoder.end();
     const rest = this.pending.length > 0 ? Buffer.from(this.options.masker.mask(this.pending), 'utf8') : undefined;
     this.pending = '';
     const close = (error?: Error | null): void => {

@@ -17,4 +17,29 @@ export class SecretMasker {
     for (const value of this.values) if (out.includes(value)) out = out.split(value).join(MASK);
     return out;
   }
+
+  /** The secret values that occur in `texts` (what a child run must mask when handed them). */
+  valuesIn(...texts: string[]): string[] {
+    return this.values.filter((value) => texts.some((text) => text.includes(value)));
+  }
+
+  /**
+   * How much of `text` can be masked and written now: all of it but the longest end that is the
+   * start of a secret, which the next write may complete. A secret cut by a write boundary is
+   * then masked whole once its rest arrives.
+   */
+  safeLength(text: string): number {
+    let held = 0;
+    for (const value of this.values) {
+      const first = value[0] ?? '';
+      // Candidate starts, leftmost first: the first that matches is the longest held end.
+      for (let at = text.indexOf(first, Math.max(0, text.length - value.length + 1)); at !== -1 && text.length - at > held; at = text.indexOf(first, at + 1)) {
+        if (value.startsWith(text.slice(at))) {
+          held = text.length - at;
+          break;
+        }
+      }
+    }
+    return text.length - held;
+  }
 }

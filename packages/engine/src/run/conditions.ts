@@ -5,6 +5,8 @@ export interface ConditionContext {
   env: Record<string, string>;
   cwd: string;
   expand(text: string): string;
+  /** Expansion for text a shell parses: references become variables added to `bound`. */
+  expandForShell(text: string, bound: Record<string, string>): string;
 }
 
 /** How long a condition command may take before it counts as not met. */
@@ -19,9 +21,12 @@ export function matchesExpected(value: string, expected: string): boolean {
   }
 }
 
-function shellOutput(script: string, ctx: ConditionContext): Promise<{ code: number; stdout: string }> {
+/** Runs a condition's text with sh; its references reach the shell as variables, never as code. */
+function shellOutput(text: string, ctx: ConditionContext, wrap: (script: string) => string = (script) => script): Promise<{ code: number; stdout: string }> {
+  const bound: Record<string, string> = {};
+  const script = wrap(ctx.expandForShell(text, bound));
   return new Promise((resolve) => {
-    execFile('sh', ['-c', script], { env: ctx.env, cwd: ctx.cwd, timeout: CONDITION_TIMEOUT_MS, killSignal: 'SIGKILL' }, (error, stdout) => {
+    execFile('sh', ['-c', script], { env: { ...ctx.env, ...bound }, cwd: ctx.cwd, timeout: CONDITION_TIMEOUT_MS, killSignal: 'SIGKILL' }, (error, stdout) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
       resolve({ code, stdout: String(stdout) });
     });
@@ -32,13 +37,13 @@ function shellOutput(script: string, ctx: ConditionContext): Promise<{ code: num
 export async function conditionValue(condition: string, ctx: ConditionContext): Promise<string> {
   const text = ctx.expand(condition);
   if (!/[`$]/.test(text)) return text.trim();
-  const quoted = text.replace(/["\\]/g, (c) => `\\${c}`);
-  return (await shellOutput(`printf '%s' "${quoted}"`, ctx)).stdout.trim();
+  const printed = (script: string): string => `printf '%s' "${script.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return (await shellOutput(condition, ctx, printed)).stdout.trim();
 }
 
 /** Runs a condition as a command: met when it exits 0. */
 export async function conditionSucceeds(condition: string, ctx: ConditionContext): Promise<boolean> {
-  return (await shellOutput(ctx.expand(condition), ctx)).code === 0;
+  return (await shellOutput(condition, ctx)).code === 0;
 }
 
 export interface ConditionOutcome {

@@ -8,7 +8,9 @@ import {
   NodeStatus,
   RunStatus,
   confinedPath,
+  expandForShell,
   expandReferences,
+  isReservedParamName,
   isTerminalRunStatus,
   nameSegment,
   outputsStatusWord,
@@ -24,6 +26,7 @@ import { RunLogFile } from '../logs/run-log-file.js';
 import { FileFollower } from '../logs/file-follower.js';
 import { SecretMasker } from '../logs/secret-masker.js';
 import { executorFor } from '../executors/registry.js';
+import { shellParsedTexts } from '../executors/shell.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
 import { NodeState } from './node-state.js';
 import { filterHostEnv, loadDotenv, resolveSecrets } from './environment.js';
@@ -320,12 +323,13 @@ export class DagRunner implements RunHandle {
     // Set before anything here can fail: the handlers of a run that fails now still get this much.
     this.baseEnv = env;
     const secrets = { ...(await resolveSecrets(this.dag.secrets, host, this.options.baseDir ?? this.workDir)), ...(this.options.secrets ?? {}) };
-    this.masker = new SecretMasker(Object.values(secrets));
+    this.masker = new SecretMasker([...Object.values(secrets), ...(this.options.maskValues ?? [])]);
     if (this.masker.active) for (const node of this.nodes) node.maskPayload((text) => this.masker.mask(text));
     const dotenvDirs = [...(this.options.baseDir !== undefined ? [this.options.baseDir] : []), this.workingDirOf(undefined)];
     if (this.dag.dotenv.length > 0) this.setAll(env, await loadDotenv(this.dag.dotenv, dotenvDirs, this.options.dotenvFiles));
     for (const entry of this.dag.env) this.setVar(env, entry.key, this.expand(entry.value));
     const positional: string[] = [];
+    this.refuseReservedParams();
     for (const param of this.options.params) {
       const value = param.evaluate === true ? await conditionValue(param.value, this.conditionContext(env)) : param.value;
       if (/^\d+$/.test(param.name)) positional.push(value);
@@ -335,6 +339,13 @@ export class DagRunner implements RunHandle {
     this.setAll(env, this.options.env ?? {});
     this.setAll(env, secrets);
     this.baseEnv = env;
+  }
+
+  /** A host that did not resolve params through resolveStartParams (CLI, tests) gets the same rule. */
+  private refuseReservedParams(): void {
+    const declared = new Set(this.dag.params.defs.map((d) => d.name));
+    const reserved = this.options.params.filter((p) => !declared.has(p.name) && isReservedParamName(p.name)).map((p) => p.name);
+    if (reserved.length > 0) throw new Error(`param ${reserved.join(', ')}: reserved variable name; only a param the DAG declares may set it`);
   }
 
   private setVar(env: Record<string, string>, key: string, value: string): void {
@@ -348,6 +359,18 @@ export class DagRunner implements RunHandle {
 
   private expand(text: string): string {
     return expandReferences(text, (head, path) => this.resolveRef(head, path));
+  }
+
+  /**
+   * Text a shell parses: each resolved reference becomes a variable of `bound` the shell expands
+   * as data, so a value is never run as code.
+   */
+  private expandShellText(text: string, bound: Record<string, string>): string {
+    return expandForShell(text, (head, path) => this.resolveRef(head, path), (value) => {
+      const name = `TRELLIS_REF_${Object.keys(bound).length}`;
+      bound[name] = value;
+      return name;
+    });
   }
 
   private resolveRef(head: string, path: string[]): string | undefined {
@@ -375,7 +398,7 @@ export class DagRunner implements RunHandle {
   }
 
   private conditionContext(env: Record<string, string>): ConditionContext {
-    return { env, cwd: this.workDir, expand: (text) => this.expand(text) };
+    return { env, cwd: this.workDir, expand: (text) => this.expand(text), expandForShell: (text, bound) => this.expandShellText(text, bound) };
   }
 
   /** A step's working directory; without a step, the run's (the DAG's `working_dir`, or the work directory). */
@@ -584,8 +607,9 @@ export class DagRunner implements RunHandle {
     node.finish(NodeStatus.Failed, error);
   }
 
-  private async executeOnce(node: NodeState, env: Record<string, string>): Promise<ExecutionOutcome> {
-    const step = this.expandStep(node.step);
+  private async executeOnce(node: NodeState, stepEnv: Record<string, string>): Promise<ExecutionOutcome> {
+    const { step, bound } = this.expandStep(node.step);
+    const env = { ...stepEnv, ...bound };
     const direct = this.directFiles(step);
     if (direct !== undefined) return this.executeDirect(node, step, env, direct);
     const merged = (step.logOutput ?? this.dag.logOutput) === 'merged';
@@ -666,16 +690,22 @@ export class DagRunner implements RunHandle {
     return isAbsolute(path) ? path : join(this.workDir, path);
   }
 
-  /** The step with `${...}` references in its fields expanded against what the run knows now. */
-  private expandStep(step: Step): Step {
+  /**
+   * The step with `${...}` references in its fields expanded against what the run knows now; in
+   * text a shell parses, references become the `bound` variables (see expandShellText).
+   */
+  private expandStep(step: Step): { step: Step; bound: Record<string, string> } {
+    const bound: Record<string, string> = {};
+    const parsed = step.type === 'shell' ? shellParsedTexts(step, step.shell ?? this.dag.shell ?? ['sh']) : { commands: false, script: false };
+    const expandText = (text: string, shellParsed: boolean): string => (shellParsed ? this.expandShellText(text, bound) : this.expand(text));
     const out: Step = {
       ...step,
-      commands: step.commands.map((c) => this.expand(c)),
+      commands: step.commands.map((c) => expandText(c, parsed.commands)),
       env: step.env.map((e) => ({ key: e.key, value: this.expand(e.value) })),
       config: this.expandDeep(step.config) as Record<string, unknown>,
     };
-    if (step.script !== undefined) out.script = this.expand(step.script);
-    return out;
+    if (step.script !== undefined) out.script = expandText(step.script, parsed.script);
+    return { step: out, bound };
   }
 
   private expandDeep(value: unknown): unknown {
@@ -726,7 +756,7 @@ export class DagRunner implements RunHandle {
         const itemText = item === undefined ? undefined : typeof item === 'string' ? item : JSON.stringify(item);
         const params = this.subRunParams(node.step, itemText);
         const dagRunId = this.childRunId(node, index);
-        const ref = { dagRunId, name: dagName, params, status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
+        const ref = { dagRunId, name: dagName, params: this.masker.mask(params), status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
         node.subRuns.push(ref);
         this.emit();
         const handle = launch({
@@ -737,6 +767,7 @@ export class DagRunner implements RunHandle {
           parent: this.options.identity,
           ...(node.step.workerSelector !== undefined ? { workerSelector: node.step.workerSelector } : {}),
           env: itemText !== undefined ? { ITEM: itemText } : {},
+          maskValues: this.masker.valuesIn(params, ...(itemText !== undefined ? [itemText] : [])),
         });
         this.children.add(handle);
         const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));

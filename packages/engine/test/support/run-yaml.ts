@@ -55,6 +55,7 @@ export function inProcessLauncher(logRoot: string, extra: Partial<RunOptions> = 
       },
       logDir: join(logRoot, 'children', request.dagRunId),
       env: request.env,
+      maskValues: request.maskValues,
       reporter: new MemoryReporter(),
       launchSubRun: launcher,
       ...extra,

@@ -10,6 +10,7 @@ import { sql as runCommands } from './0007_run_commands.js';
 import { sql as runEnv } from './0008_run_env.js';
 import { sql as runsFillfactor } from './0009_runs_fillfactor.js';
 import { sql as admissionFunction } from './0010_admission_function.js';
+import { sql as runSecretParams } from './0011_run_secret_params.js';
 
 interface Migration {
   version: number;
@@ -29,6 +30,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: '0008_run_env', sql: runEnv },
   { version: 9, name: '0009_runs_fillfactor', sql: runsFillfactor },
   { version: 10, name: '0010_admission_function', sql: admissionFunction },
+  { version: 11, name: '0011_run_secret_params', sql: runSecretParams },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -128,6 +128,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     env: task.env,
     secrets: task.secrets,
     dotenvFiles: task.dotenvFiles,
+    maskValues: task.maskValues,
     reporter: {
       onStatus: (snapshot) => {
         loan.observe(snapshot);

@@ -159,7 +159,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), onPruned: (ids) => ids.forEach((id) => registry.forget(id)), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);

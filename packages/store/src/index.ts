@@ -13,6 +13,7 @@ export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-sta
 export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type AdmissionTarget } from './runs/admission.js';
 export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, countLiveCoordinators, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
+export { reconcileHeldAttempts, type HeldReconciliation } from './dispatch/reconcile.js';
 export { queueItems } from './runs/queue-items.js';
 export { notifyDispatch, DISPATCH_CHANNEL } from './dispatch/notify.js';
 export { acquireSchedulerLease, holdsSchedulerLease, releaseSchedulerLease } from './scheduler/lease.js';

@@ -9,6 +9,7 @@ import { DagIndex } from './definitions/dag-index.js';
 import { dagRoutes } from './api/dags.routes.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
+import { DatabaseProbe } from './health/database-probe.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
@@ -165,7 +166,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   const routes = [
-    ...systemRoutes({ version: VERSION, startedAt }),
+    ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(db),

@@ -1,7 +1,7 @@
 export * from './db/types.js';
 export { openDatabase, type OpenDatabaseOptions } from './db/open.js';
 export { DataDirInUseError } from './db/pglite-backend.js';
-export { isTransient, withTransientRetry } from './db/transient.js';
+export { isConnectionError, isTransient, withTransientRetry } from './db/transient.js';
 export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
 export * from './runs/record.js';
 export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';

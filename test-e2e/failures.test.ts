@@ -11,7 +11,7 @@ const TERMINAL = [2, 3, 4, 6, 8];
 let ledger = '';
 const cluster = new Cluster({
   dags: {},
-  config: 'queues:\n  - name: wide\n    maxConcurrency: 6\n',
+  config: 'queues:\n  - name: wide\n    maxConcurrency: 6\n  - name: four\n    maxConcurrency: 4\n',
 });
 
 function dag(pool: string, seconds: number): string {
@@ -118,6 +118,40 @@ describe('failures', () => {
     } finally {
       process.kill(pid, 'SIGCONT');
       await cluster.terminateWorker('worker-f');
+    }
+  });
+
+  test('kill -9 of a worker running 4 runs of a queue of 4, restarted with the same id within 5 s: its runs fail at once and the queue moves on', async () => {
+    writeFileSync(join(cluster.dir, 'dags', 'four.yaml'), 'queue: four\nworker_selector:\n  pool: r\nsteps:\n  - name: work\n    command: sleep 30\n');
+    cluster.startWorker('worker-r', 'pool=r', { pollers: 4 });
+    await cluster.workerReady('worker-r');
+    const ids = Array.from({ length: 10 }, (_, i) => `r${i}`);
+    try {
+      for (const id of ids) assert.equal((await cluster.call('POST', '/dags/four/enqueue', { dagRunId: id })).status, 200);
+      // Four started a while ago (as runs that were running for some time before the crash).
+      const started = await waitFor('four runs to have started for more than 4 s', async () => {
+        const rows = await cluster.sql<{ id: string }>("SELECT dag_run_id AS id FROM runs WHERE dag_name = 'four' AND status = 1 AND acked_at < now() - interval '4 seconds'");
+        return rows.length === 4 ? rows.map((r) => r.id) : undefined;
+      }, 30_000, 250);
+      await cluster.killWorker('worker-r');
+      cluster.startWorker('worker-r', 'pool=r', { pollers: 4 });
+      const restartedAt = Date.now();
+      const failed = await waitFor('the restarted worker to register and its old runs to fail', async () => {
+        const rows = await cluster.sql<{ id: string; status: number; error: string }>('SELECT dag_run_id AS id, status, error FROM runs WHERE dag_name = $1 AND dag_run_id = ANY($2)', ['four', started]);
+        return rows.every((r) => r.status === 2) ? rows : undefined;
+      }, 12_000, 200);
+      // Well within the 15 s heartbeat timeout: the restarted worker heartbeats, so only the register reconciliation can end them.
+      const elapsed = Date.now() - restartedAt;
+      assert.ok(elapsed < 8000, `failed ${elapsed} ms after the restart`);
+      for (const run of failed) assert.match(run.error, /^worker worker-r no longer has this run/);
+      // The queue is not blocked: the restarted worker takes the next four.
+      await waitFor('the next runs to start on the restarted worker', async () => {
+        const [row] = await cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM runs WHERE dag_name = 'four' AND status = 1 AND worker_id = 'worker-r' AND acked_at IS NOT NULL");
+        return row?.n === 4 ? true : undefined;
+      }, 15_000);
+    } finally {
+      for (const id of ids) await cluster.call('POST', `/dag-runs/four/${id}/stop`);
+      await cluster.terminateWorker('worker-r');
     }
   });
 

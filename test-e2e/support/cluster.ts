@@ -64,6 +64,8 @@ export interface ClusterOptions {
   token?: string;
   /** Extra `trellis server` flags (TLS files, ...). */
   serverArgs?: string[];
+  /** The PostgreSQL server the cluster's database is made on (default: the machine's, DATABASE_URL). */
+  server?: string;
 }
 
 export class Cluster {
@@ -75,12 +77,15 @@ export class Cluster {
   workers = new Map<string, Proc>();
   httpPort = 0;
   grpcPort = 0;
-  private admin: pg.Client | undefined;
-  private db: pg.Client | undefined;
+  private readonly server: string;
+  /** A pool, not one connection: it reconnects when a test restarts the database server. */
+  private db: pg.Pool | undefined;
+  private created = false;
 
   constructor(private readonly options: ClusterOptions) {
     this.token = options.token ?? 'e2e-secret-token';
-    const url = new URL(DATABASE_URL);
+    this.server = options.server ?? DATABASE_URL;
+    const url = new URL(this.server);
     url.pathname = `/${this.database}`;
     this.databaseUrl = url.toString();
     mkdirSync(join(this.dir, 'dags'));
@@ -93,14 +98,24 @@ export class Cluster {
   }
 
   async start(): Promise<void> {
-    this.admin = new pg.Client({ connectionString: DATABASE_URL });
-    await this.admin.connect();
-    await this.admin.query(`CREATE DATABASE "${this.database}"`);
+    await this.admin(`CREATE DATABASE "${this.database}"`);
+    this.created = true;
     this.httpPort = await freePort();
     this.grpcPort = await freePort();
     await this.startCoordinator();
-    this.db = new pg.Client({ connectionString: this.databaseUrl });
-    await this.db.connect();
+    this.db = new pg.Pool({ connectionString: this.databaseUrl, max: 2 });
+    // A connection cut by a database restart is dropped from the pool, not thrown at the test.
+    this.db.on('error', () => undefined);
+  }
+
+  private async admin(statement: string): Promise<void> {
+    const client = new pg.Client({ connectionString: this.server });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
   }
 
   async startCoordinator(): Promise<void> {
@@ -170,10 +185,7 @@ export class Cluster {
     await Promise.all([...this.workers.values()].map((w) => stopProcess(w)));
     if (this.coordinator !== undefined) await stopProcess(this.coordinator);
     await this.db?.end();
-    if (this.admin !== undefined) {
-      await this.admin.query(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`);
-      await this.admin.end();
-    }
+    if (this.created) await this.admin(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

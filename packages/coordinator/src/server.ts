@@ -9,6 +9,7 @@ import { DagIndex } from './definitions/dag-index.js';
 import { dagRoutes } from './api/dags.routes.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
+import { DatabaseProbe } from './health/database-probe.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
@@ -160,13 +161,13 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
-  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), onPruned: (ids) => ids.forEach((id) => registry.forget(id)), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   const routes = [
-    ...systemRoutes({ version: VERSION, startedAt }),
+    ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(db),

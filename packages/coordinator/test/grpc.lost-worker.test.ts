@@ -78,3 +78,18 @@ test('a lost worker that comes back is told to cancel its attempt, and its late 
   const outputs = (await t.call('GET', '/dag-runs/remote/gone-1/outputs')).json as { outputs: Record<string, string> };
   assert.deepEqual(outputs.outputs, {});
 });
+
+test("a lost worker's run ends with its steps, and the silent worker leaves the list within a bounded time", async () => {
+  const run = await runDetails();
+  const nodes = run.nodes as unknown as Array<{ status: number; finishedAt: string; error: string }>;
+  assert.deepEqual(nodes.map((n) => [n.status, n.finishedAt !== '', n.error]), [[2, true, run.error]]);
+  // Silent from now on. Twice the heartbeat timeout (2 s here) after its last heartbeat it is forgotten.
+  const listed = async () => ((await t.call('GET', '/workers')).json.workers as Array<{ id: string; running_tasks: unknown[] }>).find((w) => w.id === 'w-gone');
+  assert.ok(await listed(), 'still listed right after its last heartbeat');
+  const deadline = Date.now() + 15_000;
+  while ((await listed()) !== undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+  assert.equal(await listed(), undefined, 'the dead worker left GET /workers');
+  // Back after all: it is told to register again, and is listed again once it does.
+  const beat = await worker.call<{ reregister: boolean }>('Heartbeat', { workerId: 'w-gone', running: [], pollersTotal: 1, pollersBusy: 0, claiming: [] });
+  assert.equal(beat.reregister, true);
+});

@@ -152,10 +152,12 @@ describe('worker protocol', () => {
 
   test('stopping a remote run reaches its worker through the heartbeat; unknown workers are told to register', async () => {
     const running = { ref: { dagName: 'remote', dagRunId: 'u1', attemptId: (await details('u1')).attemptId }, startedAt: '', rootDagRunName: 'remote', rootDagRunId: 'u1', parentDagRunName: '', parentDagRunId: '' };
-    const quiet = await worker.call<{ cancel: unknown[]; reregister: boolean }>('Heartbeat', { workerId: 'w1', running: [running], pollersTotal: 2, pollersBusy: 1 });
+    // The worker lists everything it runs: c1 too (an attempt left out would end as no longer held).
+    const c1 = { ...running, ref: { dagName: 'remote', dagRunId: 'c1', attemptId: (await details('c1')).attemptId }, rootDagRunId: 'c1' };
+    const quiet = await worker.call<{ cancel: unknown[]; reregister: boolean }>('Heartbeat', { workerId: 'w1', running: [running, c1], pollersTotal: 2, pollersBusy: 2 });
     assert.deepEqual([quiet.cancel.length, quiet.reregister], [0, false]);
     assert.equal((await t.call('POST', '/dag-runs/remote/u1/stop')).status, 200);
-    const told = await worker.call<{ cancel: Array<{ dagRunId: string }> }>('Heartbeat', { workerId: 'w1', running: [running], pollersTotal: 2, pollersBusy: 1 });
+    const told = await worker.call<{ cancel: Array<{ dagRunId: string }> }>('Heartbeat', { workerId: 'w1', running: [running, c1], pollersTotal: 2, pollersBusy: 2 });
     assert.deepEqual(told.cancel.map((c) => c.dagRunId), ['u1']);
     const task = { ref: running.ref, rootDagRunName: 'remote', rootDagRunId: 'u1', paramsJson: '[]' } as Task;
     await worker.call('Report', { workerId: 'w1', ref: running.ref, events: [{ seq: 1, statusJson: snapshot(task, 3, 3, 'greet.out') }] });

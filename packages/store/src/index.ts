@@ -1,7 +1,7 @@
 export * from './db/types.js';
 export { openDatabase, type OpenDatabaseOptions } from './db/open.js';
 export { DataDirInUseError } from './db/pglite-backend.js';
-export { isTransient, withTransientRetry } from './db/transient.js';
+export { isConnectionError, isTransient, withTransientRetry } from './db/transient.js';
 export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
 export * from './runs/record.js';
 export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
@@ -14,6 +14,7 @@ export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-sta
 export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type AdmissionTarget } from './runs/admission.js';
 export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, countLiveCoordinators, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
+export { reconcileHeldAttempts, type HeldReconciliation } from './dispatch/reconcile.js';
 export { queueItems } from './runs/queue-items.js';
 export { notifyDispatch, DISPATCH_CHANNEL } from './dispatch/notify.js';
 export { acquireSchedulerLease, holdsSchedulerLease, releaseSchedulerLease } from './scheduler/lease.js';

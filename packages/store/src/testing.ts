@@ -46,3 +46,4 @@ export async function openTestDb(label: string): Promise<{ db: Db; cleanup: () =
 }
 
 export { openBenchDatabase, seedBenchRuns, sampleRuns, type BenchDatabase, type BenchDag, type BenchSeedOptions } from './runs/bench-seed.js';
+export { startThrowawayCluster, type ThrowawayCluster } from './db/throwaway-cluster.js';

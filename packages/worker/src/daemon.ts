@@ -49,6 +49,8 @@ async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolea
 export class WorkerDaemon {
   private readonly client: CoordinatorClient;
   private readonly running = new Map<string, RunningAttempt>();
+  /** Tasks being acknowledged: held (the coordinator must not count them lost) but not running yet. */
+  private readonly claiming = new Map<string, TaskRef>();
   private readonly polls = new Set<PendingCall<unknown>>();
   private readonly dags = new DagCache();
   private readonly folders: AttemptFolders;
@@ -131,6 +133,9 @@ export class WorkerDaemon {
           pollers: this.config.pollers,
           hostname: hostname(),
           version: WORKER_VERSION,
+          // What this process holds: the coordinator ends whatever else it recorded on this id.
+          held: [...[...this.running.values()].map((a) => a.task.ref), ...this.claiming.values()],
+          listsHeld: true,
         });
         this.heartbeatMs = answer.heartbeatIntervalMs > 0 ? answer.heartbeatIntervalMs : 1000;
         this.logger.info('registered with the coordinator', { coordinator: this.config.coordinator, resumed: answer.assigned.length });
@@ -212,6 +217,17 @@ export class WorkerDaemon {
 
   /** Confirms the claim (retrying while the coordinator is away), then runs it to the end. */
   private async runTask(task: Task): Promise<void> {
+    const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
+    this.claiming.set(key, task.ref);
+    try {
+      if (await this.acknowledge(task)) await this.runAcknowledged(key, task);
+    } finally {
+      this.claiming.delete(key);
+    }
+  }
+
+  /** Confirms the claim, retrying while the coordinator is away; false when it was taken back. */
+  private async acknowledge(task: Task): Promise<boolean> {
     const backoff = new Backoff(200, 3000);
     let accepted = false;
     for (;;) {
@@ -228,10 +244,14 @@ export class WorkerDaemon {
         await sleep(backoff.next());
       }
     }
-    if (!accepted) return;
-    const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
+    return accepted;
+  }
+
+  /** Runs an acknowledged task to the end; it is listed as running from before it stops being claimed. */
+  private async runAcknowledged(key: string, task: Task): Promise<void> {
     const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags, launcher: this.spawner.launch, lendSlot: () => this.lendSlot() }, task, () => this.stopping);
     this.running.set(key, attempt);
+    this.claiming.delete(key);
     this.busy += 1;
     // The slot frees when the engine ends; the attempt stays listed until its reports are delivered.
     void attempt.done.finally(() => this.running.delete(key));
@@ -273,7 +293,7 @@ export class WorkerDaemon {
       parentDagRunId: a.task.parentDagRunId,
     }));
     try {
-      const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers + this.lent, pollersBusy: this.busy }, 5000);
+      const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers + this.lent, pollersBusy: this.busy, claiming: [...this.claiming.values()] }, 5000);
       this.contactRegained();
       for (const ref of answer.cancel) {
         const attempt = [...this.running.values()].find((a) => sameAttempt(a.task.ref, ref));

@@ -1,8 +1,10 @@
-import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
+import type { DatabaseProbe } from '../health/database-probe.js';
 
 export interface SystemRoutesDeps {
   version: string;
   startedAt: Date;
+  database: DatabaseProbe;
 }
 
 export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
@@ -11,15 +13,19 @@ export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
       method: 'get',
       path: '/health',
       operationId: 'getHealth',
-      summary: 'Service health, version and uptime',
+      summary: 'Service health, version and uptime; 503 with the reason while the database does not answer',
       tag: 'system',
-      handler: () =>
-        Promise.resolve({
-          status: 'healthy',
+      errors: [503],
+      handler: async () => {
+        const database = await deps.database.check();
+        const body = {
+          status: database.ok ? 'healthy' : 'unhealthy',
           version: deps.version,
           uptime: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
           timestamp: new Date().toISOString(),
-        }),
+        };
+        return database.ok ? body : reply(503, { ...body, error: database.error });
+      },
     }),
   ];
 }

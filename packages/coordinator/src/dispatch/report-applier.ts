@@ -118,6 +118,11 @@ export class ReportApplier {
     this.heard.set(workerId, Date.now());
   }
 
+  /** The coordinator ended these attempts of this worker itself: anything it still reports of them is stale. */
+  forget(workerId: string, refs: TaskRef[]): void {
+    for (const ref of refs) if (this.known.get(attemptKey(ref))?.workerId === workerId) this.known.delete(attemptKey(ref));
+  }
+
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const key = `${ref.dagName}\u0000${ref.dagRunId}`;
     const previous = this.chains.get(key) ?? Promise.resolve();

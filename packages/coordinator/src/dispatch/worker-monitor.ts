@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { countLiveCoordinators, failRunsOfLostWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
+import { countLiveCoordinators, failRunsOfLostWorkers, pruneWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 
@@ -16,12 +16,17 @@ export interface WorkerMonitorOptions {
   localWorkerId: string;
   /** How many other coordinators are alive on the database, after every check. */
   onPeers: (count: number) => void;
+  /** Workers left the list: silent for twice the heartbeat timeout with nothing running (they register again if they come back). */
+  onPruned: (workerIds: string[]) => void;
 }
 
 const CHECK_MS = 1000;
+/** Dead workers are looked for every this many checks: a lost worker leaves the list within this much of its bound. */
+const PRUNE_EVERY_CHECKS = 5;
 
 /**
- * Takes back hand-outs no worker acknowledged, and fails runs of workers that went silent.
+ * Takes back hand-outs no worker acknowledged, fails runs of workers that went silent, and
+ * forgets workers silent for twice the heartbeat timeout.
  * Silence is judged only once this coordinator has been up for a whole timeout: after a
  * restart, every heartbeat in the table is old, and the workers need a moment to come back.
  */
@@ -29,7 +34,9 @@ export async function startWorkerMonitor(options: WorkerMonitorOptions): Promise
   await upsertWorker(options.db, { id: options.localWorkerId, labels: {}, pollers: 0, hostname: hostname(), version: 'coordinator' });
   const startedAt = Date.now();
   let busy = false;
+  let checks = 0;
   const check = async (): Promise<void> => {
+    checks += 1;
     await recordHeartbeat(options.db, options.localWorkerId, [], 0, 0);
     options.onPeers(await countLiveCoordinators(options.db, options.localWorkerId, options.heartbeatTimeoutSec));
     const requeued = await requeueUnacked(options.db, options.ackTimeoutSec);
@@ -39,6 +46,13 @@ export async function startWorkerMonitor(options: WorkerMonitorOptions): Promise
       const lost = await failRunsOfLostWorkers(options.db, options.heartbeatTimeoutSec);
       for (const run of lost) options.logger.error('run failed: its worker or coordinator was lost', { dagName: run.dagName, dagRunId: run.dagRunId, worker: run.workerId, error: run.error });
       failed = lost.length;
+      if (checks % PRUNE_EVERY_CHECKS === 0) {
+        const pruned = await pruneWorkers(options.db, options.heartbeatTimeoutSec * 2);
+        if (pruned.length > 0) {
+          options.logger.info('lost workers left the list', { workers: pruned });
+          options.onPruned(pruned);
+        }
+      }
     }
     if (requeued.length + failed > 0) options.onChange();
   };

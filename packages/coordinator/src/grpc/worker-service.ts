@@ -1,12 +1,12 @@
 import type * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
 import {
-  isEnvVarName, isTerminalRunStatus, validateRunId,
+  isEnvVarName, isTerminalRunStatus, RunStatus, validateRunId,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
   type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
 } from '@trellis/core';
-import { ackRun, attemptsAssignedTo, cancellationsFor, getRun, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
+import { ackRun, attemptsAssignedTo, cancellationsFor, getRun, reconcileHeldAttempts, recordHeartbeat, releaseLease, takeRunCommands, type AttemptRef, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RemotePollers } from '../dispatch/remote-pollers.js';
 import type { ReportApplier } from '../dispatch/report-applier.js';
@@ -21,6 +21,12 @@ import { GrpcStatusError } from './call-status.js';
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
 const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
+/**
+ * A started attempt missing from what its worker holds is spared this long after its ack: the
+ * ack's answer may still be on its way, and a call listing what the worker holds may have left
+ * before it. Three heartbeats; a restarted process's runs were acknowledged long before.
+ */
+const HELD_GRACE_SEC = 3;
 
 export interface WorkerServiceDeps {
   db: Db;
@@ -62,6 +68,26 @@ function requireWorkerId(id: string): void {
   if (!WORKER_ID.test(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
 }
 
+/**
+ * Ends what the coordinator records on a worker that the worker no longer holds (see
+ * reconcileHeldAttempts); on register, hand-outs never acknowledged go back to the queue.
+ */
+async function reconcileHeld(deps: WorkerServiceDeps, workerId: string, held: AttemptRef[], registering: boolean): Promise<void> {
+  const changed = await reconcileHeldAttempts(deps.db, workerId, held, { graceSec: HELD_GRACE_SEC, requeueUnacked: registering });
+  if (changed.length === 0) return;
+  deps.applier.forget(workerId, changed);
+  for (const run of changed) {
+    const fields = { dagName: run.dagName, dagRunId: run.dagRunId, worker: workerId };
+    if (run.status === RunStatus.Queued) {
+      deps.logger.warn('hand-out the worker no longer holds; back to the queue', fields);
+      continue;
+    }
+    deps.logger.error('run ended: its worker no longer holds it', { ...fields, status: run.status, error: run.error });
+    deps.observer.finished(run.dagName, run.status, run.startedAt);
+  }
+  deps.wake('slot');
+}
+
 function knownLabels(deps: WorkerServiceDeps, workerId: string): Record<string, string> {
   const labels = deps.registry.labelsOf(workerId);
   if (labels === undefined) throw new GrpcStatusError(status.NOT_FOUND, `worker ${workerId} is not registered with this coordinator; register again`);
@@ -75,6 +101,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       requireWorkerId(request.workerId);
       await deps.registry.register({ id: request.workerId, labels: request.labels, pollers: Math.max(1, request.pollers), hostname: request.hostname, version: request.version });
       deps.logger.info('worker registered', { worker: request.workerId, labels: request.labels, pollers: request.pollers, hostname: request.hostname });
+      if (request.listsHeld) await reconcileHeld(deps, request.workerId, request.held, true);
       deps.wake();
       return { heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS, assigned: await attemptsAssignedTo(deps.db, request.workerId) };
     },
@@ -116,6 +143,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
         request.pollersBusy,
       );
       if (!known || deps.registry.labelsOf(request.workerId) === undefined) return { cancel: [], reregister: true, commands: [] };
+      await reconcileHeld(deps, request.workerId, [...request.running.map((t) => t.ref), ...request.claiming], false);
       const [cancel, commands] = await Promise.all([cancellationsFor(deps.db, request.workerId, request.running.map((t) => t.ref)), takeRunCommands(deps.db, request.workerId)]);
       deps.applier.heartbeatAnswered(request.workerId, cancel);
       return { cancel, reregister: false, commands };

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { ApiError, BadRequestError, InternalError, NotFoundError, toErrorBody } from '../errors/api-errors.js';
+import { isConnectionError } from '@trellis/store';
+import { ApiError, BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, toErrorBody } from '../errors/api-errors.js';
 import { toError } from '../errors/normalize.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -46,6 +47,11 @@ export function errorHandler(logger: Logger) {
     }
     const error = toError(raw);
     let apiError = error instanceof ApiError ? error : fromExpress(error);
+    if (apiError === undefined && isConnectionError(raw)) {
+      // Not a fault of this request, nor a bug: the database is down or restarting. Clients may retry.
+      logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl, error });
+      apiError = new ServiceUnavailableError('the database is unreachable; try again shortly');
+    }
     if (apiError === undefined) {
       logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl, error });
       apiError = new InternalError('internal server error');

@@ -11,14 +11,17 @@ export interface TestCoordinator {
   stop(): Promise<void>;
 }
 
-/** A coordinator on a fresh database (PGlite, or a schema of TRELLIS_TEST_DATABASE_URL) with the given DAG files. */
-export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}, options: Pick<StartOptions, 'schedulerClock'> = {}): Promise<TestCoordinator> {
+/**
+ * A coordinator on a fresh database (PGlite, or a schema of TRELLIS_TEST_DATABASE_URL) with the
+ * given DAG files; or on `options.db`, which the caller opens and closes.
+ */
+export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}, options: Pick<StartOptions, 'schedulerClock' | 'db'> = {}): Promise<TestCoordinator> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-coord-'));
   mkdirSync(join(dir, 'dags'));
   for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
-  const { db, cleanup } = await openTestDb(label);
+  const { db, cleanup } = options.db !== undefined ? { db: options.db, cleanup: () => Promise.resolve() } : await openTestDb(label);
   const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', ...overrides } });
-  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db, ...options });
+  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, ...options, db });
   return {
     coordinator,
     dir,

@@ -22,6 +22,10 @@ export interface RegisterRequest {
   pollers: number;
   hostname: string;
   version: string;
+  /** Attempts this process holds (running or being acknowledged). */
+  held: TaskRef[];
+  /** `held` is filled in (false from a worker that predates it). */
+  listsHeld: boolean;
 }
 
 export interface RegisterResponse {
@@ -81,6 +85,8 @@ export interface HeartbeatRequest {
   running: RunningTask[];
   pollersTotal: number;
   pollersBusy: number;
+  /** Attempts being acknowledged: held, not running yet. */
+  claiming: TaskRef[];
 }
 
 export interface RunCommandMessage {

@@ -107,12 +107,25 @@ const RELISTEN_MS = 1000;
 
 /**
  * A dedicated connection (LISTEN holds its session). When it drops, it reconnects after a
- * pause and reports one notification, since any sent in between were lost.
+ * pause, again and again while the server is away, and reports one notification, since any
+ * sent in between were lost.
  */
 async function listenOn(options: PgOptions, channel: string, onNotify: (payload: string) => void, onError: (error: Error) => void): Promise<() => Promise<void>> {
   let client: pg.Client | undefined;
   let stopped = false;
   let retry: NodeJS.Timeout | undefined;
+  const reconnect = (): void => {
+    if (stopped) return;
+    retry = setTimeout(() => {
+      connect().then(
+        () => onNotify(''),
+        (error: unknown) => {
+          onError(error instanceof Error ? error : new Error(String(error)));
+          reconnect();
+        },
+      );
+    }, RELISTEN_MS);
+  };
   const connect = async (): Promise<void> => {
     const next = new pg.Client({ connectionString: options.connectionString });
     next.on('notification', (message) => {
@@ -121,10 +134,18 @@ async function listenOn(options: PgOptions, channel: string, onNotify: (payload:
     next.on('error', (error) => {
       onError(error);
       void next.end().catch(() => undefined);
-      if (!stopped) retry = setTimeout(() => void connect().then(() => onNotify(''), onError), RELISTEN_MS);
+      // Only the connection in use reconnects; one that fails while connecting is retried by its caller.
+      if (client !== next) return;
+      client = undefined;
+      reconnect();
     });
-    await next.connect();
-    await next.query(`LISTEN ${quoteIdent(channel)}`);
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${quoteIdent(channel)}`);
+    } catch (error) {
+      await next.end().catch(() => undefined);
+      throw error;
+    }
     client = next;
   };
   await connect();

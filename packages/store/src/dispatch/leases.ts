@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { endRunningNodes } from '../runs/end-nodes.js';
 import { RUN_COLUMNS, type RunRecord } from '../runs/record.js';
 
 /** One attempt of one run, as the worker protocol names it. */
@@ -38,7 +39,8 @@ export async function requeueUnacked(q: Queryable, ackTimeoutSec: number): Promi
 
 /**
  * Runs that started on a worker silent for more than `staleSec` fail with an error naming the
- * worker; they are never run again behind the user's back. If the worker comes back, its
+ * worker, their Running steps with them; they are never run again behind the user's back. The
+ * worker's list of running tasks is cleared, since what it last reported is over. If the worker comes back, its
  * heartbeat is told to cancel them and its reports are refused as stale. A coordinator's own
  * executor (`local:<id>`) heartbeats the same way, so another coordinator on the database
  * fails the local runs of one that died and never came back.
@@ -60,6 +62,9 @@ export async function failRunsOfLostWorkers(q: Queryable, staleSec: number): Pro
        INSERT INTO event_logs (kind, type, message, data)
        SELECT 'worker', 'worker.lost', min(error), jsonb_build_object('workerId', "workerId", 'failedRuns', count(*))
        FROM failed GROUP BY "workerId"
+     ), nodes AS (${endRunningNodes('failed')}
+     ), forgotten AS (
+       UPDATE workers SET running = '[]'::jsonb WHERE id IN (SELECT "workerId" FROM failed)
      )
      SELECT * FROM failed`,
     [staleSec],

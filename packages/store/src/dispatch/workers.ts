@@ -61,14 +61,14 @@ export async function listWorkers(q: Queryable): Promise<{ workers: WorkerRecord
   return { workers, now: clock?.now ?? new Date() };
 }
 
-/** Forgets workers silent for longer than `olderThanSec` that run nothing. */
-export async function pruneWorkers(q: Queryable, olderThanSec: number): Promise<number> {
-  const rows = await q.query(
+/** Forgets workers silent for longer than `olderThanSec` that run nothing; returns their ids. */
+export async function pruneWorkers(q: Queryable, olderThanSec: number): Promise<string[]> {
+  const rows = await q.query<{ id: string }>(
     `DELETE FROM workers w WHERE last_heartbeat < now() - make_interval(secs => $1)
        AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.worker_id = w.id AND r.status IN (1, 7)) RETURNING id`,
     [olderThanSec],
   );
-  return rows.length;
+  return rows.map((r) => r.id);
 }
 
 /** Other coordinators alive on this database (their executors heartbeat as `local:<id>` workers). */

@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { endRunningNodes } from './end-nodes.js';
 
 export interface InterruptedRuns {
   failed: Array<{ dagName: string; dagRunId: string }>;
@@ -8,7 +9,7 @@ export interface InterruptedRuns {
 
 /**
  * At coordinator start: runs this worker had running (or waiting) when the process died are
- * marked Failed with `error`, so nothing stays Running for ever. Their sub-DAG runs have no
+ * marked Failed with `error`, their Running steps with them, so nothing stays Running for ever. Their sub-DAG runs have no
  * parent left to wait for them: queued ones (and ones handed to a worker that has not
  * acknowledged them) end Aborted, running ones on workers are flagged to stop, as a stop
  * request would. One statement, so a crash between the steps cannot orphan a child.
@@ -18,7 +19,8 @@ export async function failInterruptedRuns(q: Queryable, workerId: string, error:
     `WITH failed AS (
        UPDATE runs SET status = 2, error = $2, finished_at = now(), updated_at = now()
        WHERE worker_id = $1 AND status IN (1, 7)
-       RETURNING dag_name, dag_run_id
+       RETURNING id, error, dag_name, dag_run_id
+     ), nodes AS (${endRunningNodes('failed')}
      ), aborted AS (
        UPDATE runs c SET status = 3, error = 'parent run ' || p.dag_name || '/' || p.dag_run_id || ' failed: ' || $2,
          finished_at = now(), updated_at = now()

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { InvalidCursorError, listEvents, type Db, type EventRecord } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { BadRequestError } from '../errors/api-errors.js';
+import { eventPageSchema } from './system.schemas.js';
 
 const instant = z
   .string()
@@ -37,6 +38,7 @@ export function eventRoutes(db: Db): AnyRoute[] {
       operationId: 'listEventLogs',
       summary: 'Event records, newest first: run lifecycle, worker registration and loss, scheduler leadership, definition changes',
       tag: 'system',
+      response: eventPageSchema,
       query: eventQuery,
       errors: [400],
       handler: async ({ query }) => {

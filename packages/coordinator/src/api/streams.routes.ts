@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import type { EventRecord } from '@trellis/store';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
+import { textBody } from './system.schemas.js';
 import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -52,6 +53,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       operationId: 'streamDagRunEvents',
       summary: 'Server-sent events: run status changes of every run (or of one DAG with `name`), resumable with Last-Event-ID',
       tag: 'dag-runs',
+      response: textBody,
       query: z.object({ name: z.string().optional() }),
       produces: 'text/event-stream',
       handler: ({ query, req, res }) => stream(hub, query.name !== undefined ? { dagName: query.name } : {}, req, res),
@@ -62,6 +64,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       operationId: 'streamDagRunStatus',
       summary: 'Server-sent events: status changes of one run, resumable with Last-Event-ID',
       tag: 'dag-runs',
+      response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
       produces: 'text/event-stream',
       handler: ({ params, req, res }) => stream(hub, { dagName: params.name, dagRunId: params.dagRunId }, req, res),

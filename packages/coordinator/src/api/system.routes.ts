@@ -1,4 +1,5 @@
 import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { healthSchema, unhealthySchema } from './system.schemas.js';
 
 export interface SystemRoutesDeps {
   version: string;
@@ -13,6 +14,8 @@ export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
       operationId: 'getHealth',
       summary: 'Service health, version and uptime',
       tag: 'system',
+      response: healthSchema,
+      errorBodies: { 503: unhealthySchema },
       handler: () =>
         Promise.resolve({
           status: 'healthy',

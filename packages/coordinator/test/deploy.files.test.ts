@@ -159,6 +159,23 @@ function metricOf(series: string, histograms: Set<string>): string {
   return base !== series && histograms.has(base) ? base : series;
 }
 
+/** The aggregation operator whose parentheses hold the text at `at` (`max by (q) (x)` -> max), if any. */
+function innermostAggregation(expr: string, at: number): string | undefined {
+  let depth = 0;
+  for (let i = at - 1; i >= 0; i -= 1) {
+    if (expr[i] === ')') depth += 1;
+    else if (expr[i] === '(') {
+      if (depth > 0) {
+        depth -= 1;
+        continue;
+      }
+      const operator = /\b(sum|max|min|avg|count|topk|bottomk|quantile|stddev|stdvar|group)\s*(?:(?:by|without)\s*\([^)]*\)\s*)?$/.exec(expr.slice(0, i));
+      if (operator !== null) return operator[1];
+    }
+  }
+  return undefined;
+}
+
 async function dashboardMetrics(): Promise<Set<string>> {
   const defaults = await defaultMetrics();
   const histograms = new Set([...SVC_HISTOGRAMS, ...[...defaults].filter(([, type]) => type === 'histogram').map(([name]) => name)]);
@@ -353,6 +370,23 @@ describe('the coordinator exports what the dashboard asks for', () => {
     t = await startTestCoordinator('deploy_metrics', {});
   });
   after(async () => t.stop());
+
+  test('the dashboard reads the leader-only database gauges with max(), never a sum over coordinators', async () => {
+    const text = await (await fetch(`${t.coordinator.apiUrl}/metrics`)).text();
+    const leaderOnly = new Set([...text.matchAll(/^# HELP (\S+) .*\(exported by the scheduler leader only\)$/gm)].map((m) => m[1] ?? ''));
+    assert.ok(leaderOnly.has('svc_dag_runs_queued_total') && leaderOnly.has('svc_worker_health_status'), 'found the leader-only gauges');
+    let checked = 0;
+    for (const panel of dashboardPanels()) {
+      for (const expr of (panel.targets ?? []).map((target) => target.expr ?? '')) {
+        for (const match of expr.matchAll(/\b(svc_[a-z0-9_]+)\b/g)) {
+          if (!leaderOnly.has(match[1] ?? '')) continue;
+          checked += 1;
+          assert.equal(innermostAggregation(expr, match.index), 'max', `panel "${panel.title}": ${expr}`);
+        }
+      }
+    }
+    assert.ok(checked >= 10, `checked ${checked} uses`);
+  });
 
   test('GET /metrics has a # HELP line for every dashboard metric', async () => {
     const res = await fetch(`${t.coordinator.apiUrl}/metrics`);

@@ -59,6 +59,8 @@ export interface StartOptions {
   db?: Db;
   /** The scheduler's clock (tests drive ticks by hand); default: real time, or the configured test speed-up. */
   schedulerClock?: SchedulerClock;
+  /** Check every JSON answer against its route's declared response schema (tests). */
+  checkResponses?: boolean;
 }
 
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
@@ -184,6 +186,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     basePath: config.basePath,
     apiBasePath: config.apiBasePath,
     version: VERSION,
+    checkResponses: options.checkResponses ?? false,
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server: Server = await new Promise((resolve, reject) => {

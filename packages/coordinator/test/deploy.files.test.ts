@@ -53,9 +53,36 @@ function environmentOf(service: Json, what: string): Record<string, string> {
   return Object.fromEntries(Object.entries(asRecord(env, what)).map(([k, v]) => [k, String(v)]));
 }
 
-/** `${NAME:-default}` / `${NAME-default}` as compose would expand them with NAME unset. */
-function withDefaults(value: string): string {
-  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}/g, (_m, _name: string, fallback: string | undefined) => fallback ?? '');
+/**
+ * Compose interpolation with only the variables in `given` set: `${NAME:-default}` takes its
+ * default, `${NAME:?message}` (required) refuses to expand, as `docker compose` does.
+ */
+function interpolate(value: string, given: Record<string, string> = {}): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?-|:\?)([^}]*))?\}/g, (_m, name: string, op: string | undefined, arg: string | undefined) => {
+    const set = given[name];
+    if (set !== undefined && set !== '') return set;
+    if (op === ':?') throw new Error(`required variable ${name} is not set: ${arg ?? ''}`);
+    return arg ?? '';
+  });
+}
+
+/** Published ports: `[address:]published:target` after interpolation. */
+function publishedPorts(service: Json, what: string): Array<{ address: string | undefined; published: string; target: string }> {
+  return asStrings(service.ports ?? [], what).map((spec) => {
+    const parts = interpolate(spec).split(':');
+    const target = parts.pop() ?? '';
+    const published = parts.pop() ?? '';
+    return { address: parts.length > 0 ? parts.join(':') : undefined, published, target };
+  });
+}
+
+/** The JSON-form CMD of the image's HEALTHCHECK. */
+function healthcheckCommand(): string[] {
+  const health = dockerfileInstructions(read('deploy/Dockerfile')).filter((i) => i.op === 'HEALTHCHECK').at(-1);
+  assert.ok(health !== undefined, 'the image has a HEALTHCHECK');
+  const at = health.args.indexOf('CMD ');
+  assert.ok(at >= 0, 'HEALTHCHECK ... CMD [...]');
+  return asStrings(JSON.parse(health.args.slice(at + 4)), 'HEALTHCHECK CMD');
 }
 
 /** The flags `trellis <command> --help` lists. */
@@ -159,6 +186,23 @@ function metricOf(series: string, histograms: Set<string>): string {
   return base !== series && histograms.has(base) ? base : series;
 }
 
+/** The aggregation operator whose parentheses hold the text at `at` (`max by (q) (x)` -> max), if any. */
+function innermostAggregation(expr: string, at: number): string | undefined {
+  let depth = 0;
+  for (let i = at - 1; i >= 0; i -= 1) {
+    if (expr[i] === ')') depth += 1;
+    else if (expr[i] === '(') {
+      if (depth > 0) {
+        depth -= 1;
+        continue;
+      }
+      const operator = /\b(sum|max|min|avg|count|topk|bottomk|quantile|stddev|stdvar|group)\s*(?:(?:by|without)\s*\([^)]*\)\s*)?$/.exec(expr.slice(0, i));
+      if (operator !== null) return operator[1];
+    }
+  }
+  return undefined;
+}
+
 async function dashboardMetrics(): Promise<Set<string>> {
   const defaults = await defaultMetrics();
   const histograms = new Set([...SVC_HISTOGRAMS, ...[...defaults].filter(([, type]) => type === 'histogram').map(([name]) => name)]);
@@ -184,11 +228,48 @@ describe('deploy files', () => {
     assert.match(JSON.stringify(asRecord(service('postgres').healthcheck, 'postgres healthcheck').test), /pg_isready/);
     const dependsOn = asRecord(service('coordinator').depends_on, 'coordinator depends_on');
     assert.deepEqual(dependsOn.postgres, { condition: 'service_healthy' });
-    const ports = asStrings(service('coordinator').ports, 'coordinator ports').join(' ');
-    assert.match(ports, /8080:8080/);
-    assert.match(ports, /50051:50051/);
+    const ports = publishedPorts(service('coordinator'), 'coordinator ports').map((p) => `${p.published}:${p.target}`);
+    assert.deepEqual(ports, ['8080:8080', '50051:50051']);
     const volumes = asStrings(service('coordinator').volumes, 'coordinator volumes');
     assert.ok(volumes.some((v) => v.startsWith('./dags:')), 'the DAGs directory is mounted');
+  });
+
+  test('every published port is bound to 127.0.0.1 unless PUBLISH_ADDRESS says otherwise', () => {
+    let count = 0;
+    for (const [name, value] of Object.entries(services)) {
+      for (const spec of asStrings(asRecord(value, name).ports ?? [], `${name} ports`)) {
+        count += 1;
+        assert.match(spec, /^\$\{PUBLISH_ADDRESS:-127\.0\.0\.1\}:\d+:\d+$/, `${name}: ${spec}`);
+        assert.match(interpolate(spec), /^127\.0\.0\.1:/);
+        assert.match(interpolate(spec, { PUBLISH_ADDRESS: '0.0.0.0' }), /^0\.0\.0\.0:/);
+      }
+    }
+    assert.equal(count, 4, 'API, gRPC, Prometheus and Grafana are published');
+  });
+
+  test('secrets have no defaults: without SVC_WORKER_TOKEN or GRAFANA_ADMIN_PASSWORD compose refuses to start', () => {
+    const text = read('docker-compose.yml');
+    assert.doesNotMatch(text, /change-me/);
+    const required: Array<[string, string, string]> = [
+      ['coordinator', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
+      ['worker-a', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
+      ['worker-b', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
+      ['grafana', 'GF_SECURITY_ADMIN_PASSWORD', 'GRAFANA_ADMIN_PASSWORD'],
+    ];
+    for (const [name, key, variable] of required) {
+      const value = environmentOf(service(name), `${name} environment`)[key] ?? '';
+      assert.throws(() => interpolate(value), new RegExp(`required variable ${variable}`), `${name}: ${key} without ${variable}`);
+      assert.equal(interpolate(value, { [variable]: 's3cret' }), 's3cret');
+    }
+  });
+
+  test('workers restart on failure a few times only: a refused worker (exit 3) does not loop', () => {
+    for (const name of ['worker-a', 'worker-b']) {
+      const match = /^on-failure:(\d+)$/.exec(String(service(name).restart));
+      assert.ok(match !== null, `${name}: restart is on-failure:N, not ${String(service(name).restart)}`);
+      assert.ok(Number(match[1]) >= 1 && Number(match[1]) <= 10, `${name}: a small limit`);
+    }
+    assert.match(read('packages/cli/src/commands/worker.ts'), /WorkerRefusedError\) \{[\s\S]{0,200}?return 3;/, 'exit 3 is the refused worker');
   });
 
   test('the trellis services build deploy/Dockerfile from the repository root', () => {
@@ -210,7 +291,7 @@ describe('deploy files', () => {
     for (const name of ['DATABASE_URL', 'SVC_HOST', 'SVC_GRPC_HOST', 'SVC_WORKER_TOKEN']) assert.ok(name in env, `coordinator sets ${name}`);
     assert.equal(env.SVC_HOST, '0.0.0.0');
     assert.equal(env.SVC_GRPC_HOST, '0.0.0.0');
-    const expanded = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, withDefaults(v)]));
+    const expanded = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(v, { SVC_WORKER_TOKEN: 'from-the-env-file' })]));
     const config = loadServerConfig({ env: expanded, cwd: '/app' });
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.grpcPort, 50051, 'the published gRPC port is the one it listens on');
@@ -226,7 +307,7 @@ describe('deploy files', () => {
     const flags = await helpFlags('worker');
     assert.ok(flags.has('--coordinator') && flags.has('--labels'), 'parsed the worker help');
     const coordinatorToken = environmentOf(service('coordinator'), 'coordinator environment').SVC_WORKER_TOKEN;
-    assert.match(coordinatorToken ?? '', /^\$\{SVC_WORKER_TOKEN:-[^}]+\}$/, 'the token comes from SVC_WORKER_TOKEN, with a default');
+    assert.match(coordinatorToken ?? '', /^\$\{SVC_WORKER_TOKEN:\?[^}]+\}$/, 'the token comes from SVC_WORKER_TOKEN, which has no default');
     const labels = new Set<string>();
     for (const name of ['worker-a', 'worker-b']) {
       const env = environmentOf(service(name), `${name} environment`);
@@ -266,7 +347,7 @@ describe('deploy files', () => {
     assert.equal(cmd[0], 'server');
     const serverFlags = await helpFlags('server');
     for (const flag of flagsOf(cmd.slice(1), 'CMD')) assert.ok(serverFlags.has(flag), `${flag} is a flag of trellis server`);
-    assert.match(last('HEALTHCHECK'), /http:\/\/127\.0\.0\.1:.*\/api\/v1\/health/);
+    assert.match(last('HEALTHCHECK'), /fetch\('http:\/\/127\.0\.0\.1:.*'\/health'\)/, 'asks /health (under the configured paths: see the live test)');
     assert.doesNotMatch(last('USER'), /^(root|0)(:|$)/);
     assert.ok(finalStage.some((i) => i.op === 'RUN' && /apt-get install .*\btini\b/.test(i.args)), 'tini is installed');
     assert.ok(finalStage.some((i) => i.op === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)), 'production dependencies only');
@@ -316,7 +397,7 @@ describe('deploy files', () => {
       assert.ok((panel.targets ?? []).length > 0 && panel.targets?.every((t) => (t.expr ?? '') !== ''), `panel "${panel.title}" has queries`);
     }
     assert.match(String(service('grafana').image), /^grafana\/grafana/);
-    assert.ok(asStrings(service('grafana').ports, 'grafana ports').includes('3000:3000'));
+    assert.deepEqual(publishedPorts(service('grafana'), 'grafana ports').map((p) => `${p.published}:${p.target}`), ['3000:3000']);
   });
 
   test('every dashboard query names only metrics the coordinator exports', async () => {
@@ -349,10 +430,48 @@ describe('deploy files', () => {
 
 describe('the coordinator exports what the dashboard asks for', () => {
   let t: TestCoordinator;
+  let mounted: TestCoordinator;
   before(async () => {
     t = await startTestCoordinator('deploy_metrics', {});
+    mounted = await startTestCoordinator('deploy_mounted', {}, { basePath: '/mnt', apiBasePath: '/api/v2' });
   });
-  after(async () => t.stop());
+  after(async () => {
+    await t.stop();
+    await mounted.stop();
+  });
+
+  test('the image health check finds /health under the configured base path', async () => {
+    const [program, flag, script] = healthcheckCommand();
+    assert.deepEqual([program, flag], ['node', '-e']);
+    const port = new URL(mounted.coordinator.apiUrl).port;
+    const check = async (env: Record<string, string>) => {
+      try {
+        await run(process.execPath, ['-e', script ?? ''], { env: { PATH: process.env.PATH ?? '', ...env }, timeout: 10_000 });
+        return 0;
+      } catch (error) {
+        return (error as { code?: number }).code ?? -1;
+      }
+    };
+    assert.equal(await check({ SVC_PORT: port, SVC_BASE_PATH: '/mnt', SVC_API_BASE_PATH: '/api/v2' }), 0, 'healthy where the server is mounted');
+    assert.equal(await check({ SVC_PORT: port }), 1, 'not healthy at the default path, where nothing is served');
+  });
+
+  test('the dashboard reads the leader-only database gauges with max(), never a sum over coordinators', async () => {
+    const text = await (await fetch(`${t.coordinator.apiUrl}/metrics`)).text();
+    const leaderOnly = new Set([...text.matchAll(/^# HELP (\S+) .*\(exported by the scheduler leader only\)$/gm)].map((m) => m[1] ?? ''));
+    assert.ok(leaderOnly.has('svc_dag_runs_queued_total') && leaderOnly.has('svc_worker_health_status'), 'found the leader-only gauges');
+    let checked = 0;
+    for (const panel of dashboardPanels()) {
+      for (const expr of (panel.targets ?? []).map((target) => target.expr ?? '')) {
+        for (const match of expr.matchAll(/\b(svc_[a-z0-9_]+)\b/g)) {
+          if (!leaderOnly.has(match[1] ?? '')) continue;
+          checked += 1;
+          assert.equal(innermostAggregation(expr, match.index), 'max', `panel "${panel.title}": ${expr}`);
+        }
+      }
+    }
+    assert.ok(checked >= 10, `checked ${checked} uses`);
+  });
 
   test('GET /metrics has a # HELP line for every dashboard metric', async () => {
     const res = await fetch(`${t.coordinator.apiUrl}/metrics`);

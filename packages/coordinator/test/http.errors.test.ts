@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { AlreadyExistsError, TimeoutError, createHttpApp, createSilentLogger, defineRoute, reply } from '@trellis/coordinator';
+import { AlreadyExistsError, TimeoutError, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
 
 const routes = [
   defineRoute({
@@ -12,6 +12,7 @@ const routes = [
     operationId: 'createThing',
     summary: 'create',
     tag: 'test',
+    response: z.object({ name: z.string() }),
     body: z.object({ name: z.string().min(1), size: z.number().int().max(10).optional() }),
     errors: [409],
     handler: ({ body }) => {
@@ -25,6 +26,7 @@ const routes = [
     operationId: 'searchThings',
     summary: 'search',
     tag: 'test',
+    response: z.object({ route: z.string() }),
     handler: () => Promise.resolve({ route: 'search' }),
   }),
   defineRoute({
@@ -33,6 +35,7 @@ const routes = [
     operationId: 'getThing',
     summary: 'get',
     tag: 'test',
+    response: z.object({ id: z.string(), limit: z.number() }),
     params: z.object({ id: z.string().regex(/^[a-z]+$/) }),
     query: z.object({ limit: z.coerce.number().int().min(1).max(500).default(100) }),
     handler: ({ params, query }) => {
@@ -41,13 +44,22 @@ const routes = [
       return Promise.resolve({ id: params.id, limit: query.limit });
     },
   }),
+  defineRoute({
+    method: 'get',
+    path: '/drifted',
+    operationId: 'getDrifted',
+    summary: 'answers other than it declares',
+    tag: 'test',
+    response: z.object({ count: z.number() }),
+    handler: () => Promise.resolve({ count: 'three' }),
+  }),
 ];
 
 let server: Server;
 let base: string;
 
 before(async () => {
-  const app = createHttpApp({ routes, logger: createSilentLogger(), basePath: '/mnt', apiBasePath: '/api/v1', version: '0.0.0-test' });
+  const app = createHttpApp({ routes, logger: createSilentLogger(), basePath: '/mnt', apiBasePath: '/api/v1', version: '0.0.0-test', checkResponses: true });
   server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mnt/api/v1`;
@@ -125,9 +137,32 @@ describe('HTTP error mapping', () => {
     assert.equal(res.json.openapi, '3.0.0');
     assert.deepEqual(res.json.servers, [{ url: '/mnt/api/v1' }]);
     const paths = res.json.paths as Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>>;
-    assert.deepEqual(Object.keys(paths).sort(), ['/openapi.json', '/things', '/things/search', '/things/{id}']);
+    assert.deepEqual(Object.keys(paths).sort(), ['/drifted', '/openapi.json', '/things', '/things/search', '/things/{id}']);
     const get = paths['/things/{id}']?.get;
     assert.ok(get);
-    assert.deepEqual(get.parameters.map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:limit']);
+    assert.deepEqual(get.parameters.map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:limit', 'query:remoteNode']);
+  });
+
+  test('remoteNode: absent or "local" is served; any other node is 400 naming remoteNode', async () => {
+    assert.deepEqual((await call('GET', '/things/abc?remoteNode=local')).json, { id: 'abc', limit: 100 });
+    for (const query of ['remoteNode=other', 'remoteNode=', 'remoteNode=local&remoteNode=b']) {
+      const res = await call('GET', `/things/abc?${query}`);
+      assert.equal(res.status, 400, query);
+      assert.equal(res.json.code, 'bad_request');
+      assert.match(String(res.json.message), /remoteNode/);
+    }
+    const created = await call('POST', '/things?remoteNode=elsewhere', JSON.stringify({ name: 'not-made' }));
+    assert.equal(created.status, 400, 'refused before the handler runs');
+  });
+
+  test('with checkResponses, an answer that does not match its declared schema is a 500', async () => {
+    const res = await call('GET', '/drifted');
+    assert.equal(res.status, 500);
+    assert.equal(res.json.code, 'internal_error');
+  });
+
+  test('a route declared without a response schema cannot be documented', () => {
+    const untyped = { method: 'get', path: '/bare', operationId: 'getBare', summary: 'no response schema', tag: 'test', handler: () => Promise.resolve({}) } as unknown as AnyRoute;
+    assert.throws(() => buildOpenApiDocument([untyped], { apiBasePath: '/api/v1', version: '0' }), /getBare declares no response schema/);
   });
 });

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { rawWorkerClient } from './support/worker-client.js';
 
@@ -71,6 +72,84 @@ describe('GET /metrics', () => {
     assert.ok((sample(text, 'svc_http_request_duration_seconds_count', { method: 'POST', route: '/dags/{fileName}/start', status: '200' }) ?? 0) >= 1);
     assert.ok(sample(text, 'process_resident_memory_bytes') !== undefined);
     assert.ok(sample(text, 'nodejs_eventloop_lag_seconds') !== undefined);
+  });
+});
+
+/** Gauges whose `_total` names the contract fixes (promtool would have counters only end so). */
+const CONTRACT_TOTALS = new Set(['svc_dags_total', 'svc_dag_runs_total', 'svc_dag_runs_queued_total']);
+
+/** Name parts that are not base units (seconds, bytes, meters, grams, ...): other times, bits, SI-prefixed units. */
+const NON_BASE_UNIT = /^(minutes|hours|days|weeks|bits|(pico|nano|micro|milli|centi|kilo|mega|giga|tera|peta)(seconds|bytes|meters|grams))$/;
+const UNIT_ABBREVIATIONS = ['s', 'ms', 'us', 'ns', 'sec', 'b', 'kb', 'mb', 'gb', 'tb', 'pb', 'm', 'h', 'd'];
+const CAMEL = /[a-z][A-Z]/;
+
+/**
+ * promtool's lint rules (`promtool check metrics`), for machines without promtool: parse the
+ * text format, then the naming rules, as `<metric> <problem>` lines in promtool's words.
+ */
+function lintExposition(text: string): string[] {
+  const problems: string[] = [];
+  const types = new Map<string, string>();
+  const helped = new Set<string>();
+  const seen = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const meta = /^# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+    if (meta !== null) {
+      if (meta[1] === 'HELP' && meta[3] !== '') helped.add(meta[2] ?? '');
+      if (meta[1] === 'TYPE') types.set(meta[2] ?? '', meta[3] ?? '');
+      continue;
+    }
+    const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (\S+)( \d+)?$/.exec(line);
+    if (sample === null || Number.isNaN(Number(sample[3] === '+Inf' ? 'Infinity' : sample[3] === '-Inf' ? '-Infinity' : sample[3]))) {
+      problems.push(`text format parsing error: ${line}`);
+      continue;
+    }
+    const series = `${sample[1]}${sample[2] ?? ''}`;
+    if (seen.has(series)) problems.push(`${series} duplicate sample`);
+    seen.add(series);
+    const family = [sample[1] ?? '', (sample[1] ?? '').replace(/_(bucket|sum|count)$/, '')].find((name) => types.has(name));
+    if (family === undefined) problems.push(`${sample[1]} sample without a # TYPE line`);
+    for (const [, label] of (sample[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)) {
+      if (CAMEL.test(label ?? '')) problems.push(`${family} label names should be written in 'snake_case' not 'camelCase'`);
+      if (label === 'le' && types.get(family ?? '') !== 'histogram') problems.push(`${family} non-histogram metrics should not have "le" label`);
+      if (label === 'quantile' && types.get(family ?? '') !== 'summary') problems.push(`${family} non-summary metrics should not have "quantile" label`);
+    }
+  }
+  for (const [name, type] of types) {
+    if (!helped.has(name)) problems.push(`${name} no help text`);
+    if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name} counter metrics should have "_total" suffix`);
+    if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name} non-counter metrics should not have "_total" suffix`);
+    if (!['histogram', 'summary'].includes(type) && /_(bucket|sum|count)$/.test(name)) problems.push(`${name} non-histogram and non-summary metrics should not have "${/_(\w+)$/.exec(name)?.[1]}" suffix`);
+    if (name.includes(':')) problems.push(`${name} metric names should not contain ':'`);
+    if (CAMEL.test(name)) problems.push(`${name} metric names should be written in 'snake_case' not 'camelCase'`);
+    if (name.split('_').includes(type)) problems.push(`${name} metric name should not include type '${type}'`);
+    for (const part of name.split('_').filter((p) => NON_BASE_UNIT.test(p))) problems.push(`${name} use a base unit instead of "${part}"`);
+    if (name.split('_').some((part) => UNIT_ABBREVIATIONS.includes(part))) problems.push(`${name} metric names should not contain abbreviated units`);
+  }
+  return problems;
+}
+
+/** promtool's problems with the text, or undefined when it is not installed. */
+function promtoolProblems(text: string): string[] | undefined {
+  const result = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  if (result.error !== undefined && 'code' in result.error && result.error.code === 'ENOENT') return undefined;
+  // 0: clean; 3: lint problems, one a line; anything else (1: unparsable) is a problem itself.
+  if (result.status !== 0 && result.status !== 3) return [`promtool exited ${result.status}: ${result.stdout}${result.stderr}`];
+  return `${result.stdout}${result.stderr}`.split('\n').filter((line) => line.trim() !== '');
+}
+
+describe('the exposition format', () => {
+  test('promtool check metrics (or, without promtool, its rules) finds nothing but the names the contract fixes', async (ctx) => {
+    const text = await (await fetch(`${t.coordinator.apiUrl}/metrics`)).text();
+    const notFixed = (problem: string) => !(CONTRACT_TOTALS.has(problem.split(' ')[0] ?? '') && problem.includes('non-counter metrics should not have "_total" suffix'));
+    const promtool = promtoolProblems(text);
+    if (promtool === undefined) ctx.diagnostic('promtool is not installed (Debian package prometheus): checked with the same rules in this file only');
+    else assert.deepEqual(promtool.filter(notFixed), [], 'promtool');
+    const own = lintExposition(text);
+    assert.deepEqual(own.filter(notFixed), [], 'lint rules');
+    assert.deepEqual(own.filter((p) => !notFixed(p)).map((p) => p.split(' ')[0]).sort(), [...CONTRACT_TOTALS].sort(), 'the contract names are the only exceptions');
+    if (promtool !== undefined) assert.deepEqual(promtool.filter((p) => !notFixed(p)).sort(), own.filter((p) => !notFixed(p)).sort(), 'promtool and the rules here agree');
   });
 });
 

@@ -11,10 +11,12 @@ import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/ap
 import { runDetails, runSummary } from '../runs/payloads.js';
 import type { RunService } from '../runs/run-service.js';
 import { toError } from '../errors/normalize.js';
-import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
+import { defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagFiles } from '../definitions/dag-files.js';
 import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
 import { paginate, paginationQuery } from './pagination.js';
+import { dagDetailsResponseSchema, dagListSchema, dagSearchSchema, dagSpecSchema, errorsOnlySchema, validationSchema } from './dag.schemas.js';
+import { runDetailsResponseSchema, runSummarySchema } from './run.schemas.js';
 
 export interface DagRoutesDeps {
   db: Db;
@@ -105,6 +107,7 @@ function listDags(deps: DagRoutesDeps): AnyRoute {
     operationId: 'listDags',
     summary: 'List DAG definitions, paged, filtered by name and labels',
     tag: 'dags',
+    response: dagListSchema,
     query: listQuery,
     handler: async ({ query }) => {
       const labels = (query.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
@@ -129,6 +132,7 @@ function createDag(deps: DagRoutesDeps): AnyRoute {
     operationId: 'createDag',
     summary: 'Create a DAG definition (a minimal one-step DAG without a spec)',
     tag: 'dags',
+    response: z.object({ name: z.string() }),
     body: z.object({ name: z.string({ error: 'Name is required' }), spec: z.string().optional() }),
     successStatus: 201,
     errors: [409],
@@ -151,6 +155,7 @@ function getDag(deps: DagRoutesDeps): AnyRoute {
     operationId: 'getDag',
     summary: 'A DAG definition in detail, with its local DAGs and problems',
     tag: 'dags',
+    response: dagDetailsResponseSchema,
     params: fileNameParam,
     errors: [404],
     handler: async ({ params }) => {
@@ -168,6 +173,7 @@ function deleteDag(deps: DagRoutesDeps): AnyRoute {
     operationId: 'deleteDag',
     summary: 'Delete a DAG definition',
     tag: 'dags',
+    response: NO_CONTENT,
     params: fileNameParam,
     successStatus: 204,
     errors: [404],
@@ -186,6 +192,7 @@ function getSpec(deps: DagRoutesDeps): AnyRoute {
     operationId: 'getDagSpec',
     summary: 'The YAML text of a DAG definition',
     tag: 'dags',
+    response: dagSpecSchema,
     params: fileNameParam,
     errors: [404],
     handler: ({ params }) => {
@@ -202,6 +209,7 @@ function putSpec(deps: DagRoutesDeps): AnyRoute {
     operationId: 'updateDagSpec',
     summary: 'Replace the YAML of a DAG; an invalid spec is not stored and its problems come back in a 200',
     tag: 'dags',
+    response: errorsOnlySchema,
     params: fileNameParam,
     body: z.object({ spec: z.string({ error: 'spec is required' }) }),
     errors: [404],
@@ -223,6 +231,7 @@ function validateSpec(deps: DagRoutesDeps): AnyRoute {
     operationId: 'validateDagSpec',
     summary: 'Validate a spec without storing it (always 200); warnings name settings that will not take effect',
     tag: 'dags',
+    response: validationSchema,
     body: z.object({ spec: z.string({ error: 'spec is required' }), name: z.string().optional() }),
     handler: ({ body }) => {
       const result = deps.index.parse(body.spec, body.name ?? 'dag');
@@ -243,6 +252,7 @@ function renameDag(deps: DagRoutesDeps): AnyRoute {
     operationId: 'renameDag',
     summary: 'Rename a DAG definition file',
     tag: 'dags',
+    response: z.object({ fileName: z.string() }),
     params: fileNameParam,
     body: z.object({ newFileName: z.string({ error: 'newFileName is required' }) }),
     errors: [404, 409],
@@ -266,6 +276,7 @@ function searchDags(deps: DagRoutesDeps): AnyRoute {
     operationId: 'searchDags',
     summary: 'Full-text search over DAG specs (legacy)',
     tag: 'dags',
+    response: dagSearchSchema,
     query: z.object({ q: z.string({ error: 'q is required' }).min(1, 'q is required') }),
     handler: ({ query }) => {
       const needle = query.q.toLowerCase();
@@ -297,6 +308,7 @@ function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
       operationId: 'listRunsOfDag',
       summary: 'Recent runs of a DAG, with a status grid per step',
       tag: 'dags',
+      response: z.object({ dagRuns: z.array(runSummarySchema), gridData: z.array(z.object({ name: z.string(), history: z.array(z.number().int()) })) }),
       params: fileNameParam,
       errors: [404],
       handler: async ({ params }) => {
@@ -317,6 +329,7 @@ function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
       operationId: 'getRunOfDag',
       summary: 'One run of a DAG, with its nodes',
       tag: 'dags',
+      response: runDetailsResponseSchema,
       params: fileNameParam.extend({ dagRunId: z.string().min(1) }),
       errors: [404],
       handler: async ({ params }) => {
@@ -331,6 +344,7 @@ function dagRunRoutes(deps: DagRoutesDeps): AnyRoute[] {
       operationId: 'stopAllRunsOfDag',
       summary: 'Stop every running, waiting or queued run of a DAG',
       tag: 'dags',
+      response: errorsOnlySchema,
       params: fileNameParam,
       errors: [404],
       handler: async ({ params }) => {
@@ -357,6 +371,7 @@ function suspendDag(deps: DagRoutesDeps): AnyRoute {
     operationId: 'suspendDag',
     summary: 'Suspend or resume a DAG: a suspended DAG is not scheduled (manual runs still work)',
     tag: 'dags',
+    response: z.object({ suspended: z.boolean() }),
     params: fileNameParam,
     body: z.object({ suspend: z.boolean({ error: 'suspend (true or false) is required' }) }),
     errors: [404],

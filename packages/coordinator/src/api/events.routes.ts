@@ -3,6 +3,7 @@ import { InvalidCursorError, listEvents, type Db, type EventRecord } from '@trel
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { BadRequestError } from '../errors/api-errors.js';
 import { instantQuery } from '../http/timestamps.js';
+import { eventPageSchema } from './system.schemas.js';
 
 const eventQuery = z.object({
   kind: z.string().optional(),
@@ -33,6 +34,7 @@ export function eventRoutes(db: Db): AnyRoute[] {
       operationId: 'listEventLogs',
       summary: 'Event records, newest first: run lifecycle, worker registration and loss, scheduler leadership, definition changes',
       tag: 'system',
+      response: eventPageSchema,
       query: eventQuery,
       errors: [400],
       handler: async ({ query }) => {

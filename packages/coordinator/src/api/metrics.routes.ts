@@ -1,4 +1,5 @@
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
+import { textBody } from './system.schemas.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 
 export function metricsRoutes(metrics: ServiceMetrics): AnyRoute[] {
@@ -9,6 +10,7 @@ export function metricsRoutes(metrics: ServiceMetrics): AnyRoute[] {
       operationId: 'getMetrics',
       summary: 'Prometheus metrics: svc_* service, queue, worker, dispatch and HTTP metrics, plus Node runtime and process metrics',
       tag: 'system',
+      response: textBody,
       produces: 'text/plain',
       handler: async ({ res }) => {
         const text = await metrics.scrape();

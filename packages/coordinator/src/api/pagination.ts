@@ -6,13 +6,17 @@ export const paginationQuery = z.object({
   perPage: z.coerce.number().int().min(1, 'perPage must be 1-1000').max(1000, 'perPage must be 1-1000').default(50),
 });
 
-export interface Pagination {
-  totalRecords: number;
-  currentPage: number;
-  totalPages: number;
-  nextPage: number | null;
-  prevPage: number | null;
-}
+export const paginationSchema = z
+  .object({
+    totalRecords: z.number().int(),
+    currentPage: z.number().int(),
+    totalPages: z.number().int(),
+    nextPage: z.number().int().nullable(),
+    prevPage: z.number().int().nullable(),
+  })
+  .meta({ id: 'Pagination' });
+
+export type Pagination = z.output<typeof paginationSchema>;
 
 /** The contract's pagination block for `total` records. */
 export function paginationOf(total: number, page: number, perPage: number): Pagination {

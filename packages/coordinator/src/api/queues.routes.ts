@@ -4,6 +4,7 @@ import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { NotFoundError } from '../errors/api-errors.js';
 import { runSummary } from '../runs/payloads.js';
 import { paginationOf, paginationQuery } from './pagination.js';
+import { queueItemsSchema, queueListSchema } from './queue.schemas.js';
 
 export interface QueueRoutesDeps {
   db: Db;
@@ -28,6 +29,7 @@ export function queueRoutes(deps: QueueRoutesDeps): AnyRoute[] {
       operationId: 'listQueues',
       summary: 'Queue summaries: global and DAG-based queues with their running and queued counts',
       tag: 'queues',
+      response: queueListSchema,
       handler: async () => {
         const queues = await Promise.all(
           (await knownQueues()).map(async ({ name, counts }) => {
@@ -63,6 +65,7 @@ export function queueRoutes(deps: QueueRoutesDeps): AnyRoute[] {
       operationId: 'listQueueItems',
       summary: 'Runs of one queue, queued (oldest first) or running, paged',
       tag: 'queues',
+      response: queueItemsSchema,
       params: z.object({ name: z.string().min(1) }),
       query: paginationQuery.extend({ type: z.enum(['queued', 'running']).default('queued') }),
       errors: [400, 404],

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseDuration } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { resourceHistorySchema } from './system.schemas.js';
 import { SAMPLE_EVERY_MS, type ResourceHistory } from '../metrics/resource-history.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -28,6 +29,7 @@ export function resourceRoutes(history: ResourceHistory): AnyRoute[] {
       operationId: 'getResourceHistory',
       summary: 'Host CPU, memory, disk and 1-minute load average, sampled every 5 s and kept 24 h',
       tag: 'system',
+      response: resourceHistorySchema,
       query: historyQuery,
       errors: [400],
       handler: ({ query }) => {

@@ -11,6 +11,7 @@ import type { RunService, StartRequest } from '../runs/run-service.js';
 import type { LocalExecutor } from '../runs/local-executor.js';
 import { runDetails, runSummary } from '../runs/payloads.js';
 import { readLogPage, type LogWindow } from '../logs/log-pager.js';
+import { dagRunIdSchema, emptyBody, logPageSchema, runDetailsResponseSchema, runListSchema, runOutputsSchema, startSyncTimeoutSchema } from './run.schemas.js';
 
 export interface RunRoutesDeps {
   db: Db;
@@ -28,7 +29,11 @@ const startFields = {
   dagRunId: z.string().optional(),
   dagName: z.string().optional(),
   noReuse: z.boolean().optional(),
-  profileName: z.string().optional(),
+  profileName: z
+    .string()
+    .optional()
+    .refine((name) => name === undefined, 'runtime profiles are not implemented yet: send no profileName')
+    .describe('Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request.'),
 };
 
 function storedDag(deps: RunRoutesDeps, fileName: string): { dag: Dag; yaml: string } {
@@ -87,6 +92,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'startDag',
       summary: 'Start a run of a stored DAG',
       tag: 'runs',
+      response: dagRunIdSchema,
       params: fileNameParam,
       body: z.object({ ...startFields, singleton: z.boolean().optional() }),
       errors: [404, 409],
@@ -102,6 +108,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'enqueueDag',
       summary: 'Queue a run of a stored DAG (optionally on another queue)',
       tag: 'runs',
+      response: dagRunIdSchema,
       params: fileNameParam,
       body: z.object({ ...startFields, queue: z.string().optional() }),
       errors: [404, 409],
@@ -117,9 +124,12 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'startDagSync',
       summary: 'Deprecated: start a run and wait until it ends or waits (408 with dagRunId when the wait ends first)',
       tag: 'runs',
+      response: runDetailsResponseSchema,
+      deprecated: true,
       params: fileNameParam,
       body: z.object({ ...startFields, singleton: z.boolean().optional(), timeout: z.number().int().min(1).max(86400) }),
-      errors: [404, 408, 409],
+      errors: [404, 409],
+      errorBodies: { 408: startSyncTimeoutSchema },
       handler: async ({ params, body }) => {
         const request = startRequest(storedDag(deps, params.fileName), params.fileName, body, 'manual');
         if (body.singleton === true) request.singleton = 'already_running';
@@ -133,6 +143,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'startInlineRun',
       summary: 'Start a run of an inline spec (never stored as a definition)',
       tag: 'runs',
+      response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, singleton: z.boolean().optional() }),
       errors: [409],
       handler: async ({ body }) => {
@@ -147,6 +158,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'enqueueInlineRun',
       summary: 'Queue a run of an inline spec',
       tag: 'runs',
+      response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, queue: z.string().optional() }),
       errors: [409],
       handler: async ({ body }) => {
@@ -238,6 +250,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'listDagRuns',
       summary: 'Runs, newest first, with a forward-only cursor',
       tag: 'runs',
+      response: runListSchema,
       query: listQuery,
       handler: ({ query }) => listPage(deps, query, query.name),
     }),
@@ -247,6 +260,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'listDagRunsByName',
       summary: 'Runs of one DAG, newest first',
       tag: 'runs',
+      response: runListSchema,
       params: z.object({ name: z.string().min(1) }),
       query: listQuery,
       handler: ({ params, query }) => listPage(deps, query, params.name),
@@ -257,6 +271,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'getDagRun',
       summary: 'A run with its nodes (dagRunId may be "latest"); queued runs carry conditions',
       tag: 'runs',
+      response: runDetailsResponseSchema,
       params: runParams,
       errors: [404],
       handler: async ({ params }) => ({ dagRun: await details(deps, await resolveRun(deps, params.name, params.dagRunId)) }),
@@ -267,6 +282,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'stopDagRun',
       summary: 'Stop a run (a queued one leaves the queue)',
       tag: 'runs',
+      response: emptyBody,
       params: runParams,
       errors: [404],
       handler: async ({ params }) => {
@@ -280,6 +296,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'retryDagRun',
       summary: 'Retry a finished run: a new attempt, or a new run when another dagRunId is given',
       tag: 'runs',
+      response: dagRunIdSchema,
       params: runParams,
       body: z.object({ dagRunId: z.string().optional() }),
       errors: [404],
@@ -294,6 +311,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'rescheduleDagRun',
       summary: 'Queue a new run with the definition and params of an existing one (refused while the DAG is active)',
       tag: 'runs',
+      response: z.object({ dagRunId: z.string(), queued: z.boolean() }),
       params: runParams,
       body: z.object({ dagRunId: z.string().optional(), dagName: z.string().optional() }),
       errors: [404, 409],
@@ -308,6 +326,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'dequeueDagRun',
       summary: 'Take a queued run out of its queue',
       tag: 'runs',
+      response: emptyBody,
       params: runParams,
       errors: [404],
       handler: async ({ params }) => {
@@ -321,6 +340,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'getDagRunLog',
       summary: 'A page of the run log (head, tail, or offset/limit)',
       tag: 'runs',
+      response: logPageSchema,
       params: runParams,
       query: logQuery,
       errors: [404],
@@ -332,6 +352,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'getStepLog',
       summary: "A page of a step's stdout or stderr",
       tag: 'runs',
+      response: logPageSchema,
       params: stepParams,
       query: logQuery,
       errors: [404],
@@ -347,6 +368,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'getDagRunOutputs',
       summary: 'Collected outputs of a finished run (dagRunId may be "latest")',
       tag: 'runs',
+      response: runOutputsSchema,
       params: runParams,
       errors: [404],
       handler: async ({ params }) => {
@@ -361,6 +383,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'setStepStatus',
       summary: 'Set a step status by hand (0-5) on a run that is not running',
       tag: 'runs',
+      response: emptyBody,
       params: stepParams,
       body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
       errors: [404],
@@ -375,6 +398,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: 'setSubRunStepStatus',
       summary: 'Set a step status by hand on a sub-DAG run of this run',
       tag: 'runs',
+      response: emptyBody,
       params: stepParams.extend({ subDagRunId: z.string().min(1) }),
       body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
       errors: [404],
@@ -405,6 +429,7 @@ function approvalRoutes(deps: RunRoutesDeps): AnyRoute[] {
       operationId: action === 'approve' ? 'approveStep' : 'rejectStep',
       summary: action === 'approve' ? 'Approve a step waiting for approval, with its inputs' : 'Reject a step waiting for approval',
       tag: 'runs',
+      response: emptyBody,
       params: stepParams,
       body: z.object({ inputs: z.record(z.string(), z.string()).optional(), reason: z.string().optional() }),
       errors: [404],

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { getSchedulerState, setSchedulerPaused, type Db, type SchedulerState } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { schedulerPauseSchema } from './system.schemas.js';
 
 export interface SchedulerRoutesDeps {
   db: Db;
@@ -30,6 +31,7 @@ export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
       operationId: 'getSchedulerPause',
       summary: 'Whether the scheduler is paused, since when, by whom and why',
       tag: 'system',
+      response: schedulerPauseSchema,
       handler: async () => pauseBody(await getSchedulerState(deps.db)),
     }),
     defineRoute({
@@ -38,6 +40,7 @@ export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
       operationId: 'setSchedulerPause',
       summary: 'Pause or resume the scheduler: while paused, queued scheduled runs are aborted and missed runs are discarded; manual, webhook and sub-DAG runs still work',
       tag: 'system',
+      response: schedulerPauseSchema,
       body: pauseRequest,
       errors: [400],
       // Users arrive with authentication; until then the actor is recorded as anonymous.

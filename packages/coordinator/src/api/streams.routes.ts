@@ -4,6 +4,7 @@ import { isRunStatus, runStatusLabel } from '@trellis/core';
 import type { EventRecord } from '@trellis/store';
 import { BadRequestError } from '../errors/api-errors.js';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
+import { textBody } from './system.schemas.js';
 import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -67,6 +68,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       operationId: 'streamDagRunEvents',
       summary: 'Server-sent events: run status changes of every run (or of one DAG with `name`), resumable with Last-Event-ID',
       tag: 'dag-runs',
+      response: textBody,
       query: z.object({ name: z.string().optional() }),
       produces: 'text/event-stream',
       handler: ({ query, req, res }) => stream(hub, query.name !== undefined ? { dagName: query.name } : {}, req, res),
@@ -77,6 +79,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       operationId: 'streamDagRunStatus',
       summary: 'Server-sent events: status changes of one run, resumable with Last-Event-ID',
       tag: 'dag-runs',
+      response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
       produces: 'text/event-stream',
       handler: ({ params, req, res }) => stream(hub, { dagName: params.name, dagRunId: params.dagRunId }, req, res),

@@ -1,5 +1,6 @@
 import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
 import type { DatabaseProbe } from '../health/database-probe.js';
+import { healthSchema, unhealthySchema } from './system.schemas.js';
 
 export interface SystemRoutesDeps {
   version: string;
@@ -16,10 +17,12 @@ export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
       summary: 'Service health, version and uptime; 503 with the reason while the database does not answer',
       tag: 'system',
       errors: [503],
+      response: healthSchema,
+      errorBodies: { 503: unhealthySchema },
       handler: async () => {
         const database = await deps.database.check();
         const body = {
-          status: database.ok ? 'healthy' : 'unhealthy',
+          status: database.ok ? 'healthy' as const : 'unhealthy' as const,
           version: deps.version,
           uptime: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
           timestamp: new Date().toISOString(),

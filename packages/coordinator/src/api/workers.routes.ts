@@ -1,6 +1,6 @@
-import { z } from 'zod';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { ServiceUnavailableError } from '../errors/api-errors.js';
+import { workerListSchema } from './worker.schemas.js';
 import type { WorkerHealth, WorkerRegistry } from '../dispatch/worker-registry.js';
 
 export interface WorkerRoutesDeps {
@@ -8,8 +8,6 @@ export interface WorkerRoutesDeps {
   /** The worker gRPC server is listening. */
   grpcRunning: boolean;
 }
-
-const remoteNodeQuery = z.object({ remoteNode: z.string().optional() });
 
 /** The contract's names for the health states (metrics keep the short ones as label values). */
 const HEALTH_STATUS: Record<WorkerHealth, string> = {
@@ -26,7 +24,7 @@ export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
       operationId: 'listWorkers',
       summary: 'Registered workers with their labels, health (from heartbeat age) and running tasks',
       tag: 'workers',
-      query: remoteNodeQuery,
+      response: workerListSchema,
       errors: [503],
       handler: async () => {
         if (!deps.grpcRunning) throw new ServiceUnavailableError('the worker gRPC server is not running on this coordinator');

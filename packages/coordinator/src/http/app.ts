@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
-import { buildOpenApiDocument } from './openapi.js';
+import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -15,6 +15,8 @@ export interface HttpAppOptions {
   /** Largest accepted JSON body; DAG specs are the big ones. */
   bodyLimit?: string;
   observe?: RequestObserver;
+  /** Check every JSON answer against its route's declared schema; a mismatch is a 500 (tests). */
+  checkResponses?: boolean;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -30,6 +32,7 @@ function openApiRoute(getRoutes: () => AnyRoute[], options: HttpAppOptions): Any
     operationId: 'getOpenApi',
     summary: 'The OpenAPI 3.0.0 document of this API',
     tag: 'system',
+    response: openApiDocumentSchema,
     handler: () => {
       cached ??= buildOpenApiDocument(getRoutes(), { apiBasePath: apiMountPath(options), version: options.version });
       return Promise.resolve(cached);
@@ -46,7 +49,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
-  mountRoutes(api, routes, options.observe);
+  mountRoutes(api, routes, options.observe, options.checkResponses);
   api.use(notFoundHandler);
   api.use(errorHandler(options.logger));
   app.use(apiMountPath(options), api);

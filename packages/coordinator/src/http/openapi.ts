@@ -1,20 +1,25 @@
 import { z } from 'zod';
-import type { AnyRoute } from './routes.js';
+import { NO_CONTENT, remoteNodeQuery, type AnyRoute } from './routes.js';
 
 type JsonSchema = Record<string, unknown>;
 
-const errorBodySchema: JsonSchema = {
-  type: 'object',
-  required: ['code', 'message'],
-  properties: {
-    code: {
-      type: 'string',
-      enum: ['bad_request', 'not_found', 'internal_error', 'unauthorized', 'forbidden', 'already_exists', 'max_run_reached', 'not_running', 'already_running', 'timeout', 'service_unavailable'],
-    },
-    message: { type: 'string' },
-    details: { type: 'object', additionalProperties: true },
-  },
-};
+/** The contract's error body, `Error` in the document's components. */
+export const errorBodySchema = z
+  .object({
+    code: z.enum(['bad_request', 'not_found', 'internal_error', 'unauthorized', 'forbidden', 'already_exists', 'max_run_reached', 'not_running', 'already_running', 'timeout', 'service_unavailable']),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: 'Error' });
+
+/** The served document itself, as far as a client reads it. */
+export const openApiDocumentSchema = z.object({
+  openapi: z.literal('3.0.0'),
+  info: z.object({ title: z.string(), version: z.string() }),
+  servers: z.array(z.object({ url: z.string() })),
+  paths: z.record(z.string(), z.record(z.string(), z.unknown())),
+  components: z.object({ schemas: z.record(z.string(), z.unknown()) }),
+});
 
 const statusText: Record<number, string> = {
   200: 'OK',
@@ -30,61 +35,98 @@ const statusText: Record<number, string> = {
   503: 'Service unavailable',
 };
 
-function toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
-  const out = z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as JsonSchema;
-  delete out.$schema;
-  return out;
+/** Schemas named with `.meta({ id })` become `components.schemas` entries, referenced by `$ref`. */
+class Components {
+  readonly schemas: Record<string, JsonSchema> = {};
+  private readonly texts = new Map<string, string>();
+
+  toSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
+    const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io, unrepresentable: 'any' }) as JsonSchema;
+    delete json.$schema;
+    const definitions = (json.definitions ?? {}) as Record<string, JsonSchema>;
+    delete json.definitions;
+    for (const [id, definition] of Object.entries(definitions)) this.add(id, rewriteRefs(definition) as JsonSchema);
+    return rewriteRefs(json) as JsonSchema;
+  }
+
+  private add(id: string, definition: JsonSchema): void {
+    const text = JSON.stringify(definition);
+    const known = this.texts.get(id);
+    // One name, two shapes (a schema used as input and as output, or two schemas given one id): refuse.
+    if (known !== undefined && known !== text) throw new Error(`schema ${id} has two different JSON forms in the OpenAPI document`);
+    this.texts.set(id, text);
+    this.schemas[id] = definition;
+  }
 }
 
-function parametersOf(route: AnyRoute): JsonSchema[] {
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [key, key === '$ref' && typeof inner === 'string' ? inner.replace('#/definitions/', '#/components/schemas/') : rewriteRefs(inner)]),
+  );
+}
+
+function parametersOf(route: AnyRoute, components: Components): JsonSchema[] {
   const parameters: JsonSchema[] = [];
   const add = (schema: z.ZodType | undefined, where: 'path' | 'query'): void => {
     if (schema === undefined) return;
-    const json = toSchema(schema, 'input');
+    const json = components.toSchema(schema, 'input');
     const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((json.required as string[] | undefined) ?? []);
     for (const [name, propSchema] of Object.entries(properties)) {
-      parameters.push({ name, in: where, required: where === 'path' || required.has(name), schema: propSchema });
+      const { description, ...rest } = propSchema;
+      parameters.push({ name, in: where, required: where === 'path' || required.has(name), ...(description !== undefined ? { description } : {}), schema: rest });
     }
   };
   add(route.params, 'path');
   add(route.query, 'query');
+  add(remoteNodeQuery, 'query');
   return parameters;
 }
 
-function responsesOf(route: AnyRoute): JsonSchema {
-  const success = route.successStatus ?? 200;
-  const responses: JsonSchema = {};
-  const successBody: JsonSchema = { description: statusText[success] ?? 'OK' };
-  if (success !== 204) {
-    const mediaType = route.produces ?? 'application/json';
-    const schema = route.response !== undefined ? toSchema(route.response, 'output') : { type: 'object' };
-    successBody.content = { [mediaType]: { schema: mediaType === 'application/json' ? schema : { type: 'string' } } };
-  }
-  responses[String(success)] = successBody;
-  for (const status of [...new Set([400, ...(route.errors ?? []), 500])].sort()) {
-    responses[String(status)] = {
-      description: statusText[status] ?? 'Error',
-      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-    };
+function successResponse(route: AnyRoute, components: Components): JsonSchema {
+  const status = route.successStatus ?? 200;
+  // The type requires it; a route built around the type (a cast, plain JavaScript) still must not pass untyped.
+  if ((route.response as z.ZodType | undefined) === undefined) throw new Error(`${route.operationId} declares no response schema`);
+  if ((status === 204) !== (route.response === NO_CONTENT)) throw new Error(`${route.operationId}: a 204 route, and only one, declares NO_CONTENT as its response`);
+  const response: JsonSchema = { description: statusText[status] ?? 'OK' };
+  if (status !== 204) response.content = { [route.produces ?? 'application/json']: { schema: components.toSchema(route.response, 'output') } };
+  return response;
+}
+
+function responsesOf(route: AnyRoute, components: Components): JsonSchema {
+  const responses: JsonSchema = { [String(route.successStatus ?? 200)]: successResponse(route, components) };
+  const errorStatuses = [400, ...(route.errors ?? []), ...Object.keys(route.errorBodies ?? {}).map(Number), 500];
+  for (const status of [...new Set(errorStatuses)].sort()) {
+    const body = route.errorBodies?.[status] ?? errorBodySchema;
+    responses[String(status)] = { description: statusText[status] ?? 'Error', content: { 'application/json': { schema: components.toSchema(body, 'output') } } };
   }
   return responses;
 }
 
-/** The OpenAPI 3.0.0 document, generated from the same route table that validates requests. */
+/** A body is required only when an empty one would be refused, as the route's own validation decides. */
+function requestBodyOf(route: AnyRoute, components: Components): JsonSchema | undefined {
+  if (route.body === undefined) return undefined;
+  return { required: !route.body.safeParse({}).success, content: { 'application/json': { schema: components.toSchema(route.body, 'input') } } };
+}
+
+/** The OpenAPI 3.0.0 document, generated from the same route table that validates requests and declares responses. */
 export function buildOpenApiDocument(routes: AnyRoute[], options: { apiBasePath: string; version: string }): JsonSchema {
+  const components = new Components();
+  components.toSchema(errorBodySchema, 'output');
   const paths: Record<string, Record<string, JsonSchema>> = {};
   for (const route of routes) {
     const operation: JsonSchema = {
       operationId: route.operationId,
       summary: route.summary,
       tags: [route.tag],
-      parameters: parametersOf(route),
-      responses: responsesOf(route),
+      ...(route.deprecated === true ? { deprecated: true } : {}),
+      parameters: parametersOf(route, components),
+      responses: responsesOf(route, components),
     };
-    if (route.body !== undefined) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: toSchema(route.body, 'input') } } };
-    }
+    const requestBody = requestBodyOf(route, components);
+    if (requestBody !== undefined) operation.requestBody = requestBody;
     (paths[route.path] ??= {})[route.method] = operation;
   }
   return {
@@ -92,6 +134,6 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { apiBasePath:
     info: { title: 'Trellis API', version: options.version },
     servers: [{ url: options.apiBasePath }],
     paths,
-    components: { schemas: { Error: errorBodySchema } },
+    components: { schemas: components.schemas },
   };
 }

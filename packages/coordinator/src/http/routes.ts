@@ -1,5 +1,5 @@
 import type { Request, Response, Router } from 'express';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { BadRequestError } from '../errors/api-errors.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -39,11 +39,19 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   params?: P;
   query?: Q;
   body?: B;
-  /** Documents the success body; not enforced at run time. */
-  response?: Schema;
+  /**
+   * The success body, and the OpenAPI document's only source for it: generated clients are typed
+   * from it. `NO_CONTENT` for 204 routes, `z.string()` for the non-JSON bodies named by `produces`.
+   * Checked against every answer when the app is created with `checkResponses` (tests).
+   */
+  response: Schema;
   successStatus?: number;
   /** Error statuses the route can answer, for the OpenAPI document. */
   errors?: number[];
+  /** Bodies of statuses that differ from the contract's error body (start-sync's 408, /health's 503). */
+  errorBodies?: Partial<Record<number, Schema>>;
+  /** Marked deprecated in the OpenAPI document. */
+  deprecated?: boolean;
   /** Content type of a non-JSON success body (for example the metrics text). */
   produces?: string;
   handler(ctx: RouteContext<Out<P>, Out<Q>, Out<B>>): Promise<unknown>;
@@ -58,6 +66,20 @@ export function defineRoute<P extends Schema | undefined = undefined, Q extends 
 ): AnyRoute {
   return route;
 }
+
+/** The response of a 204 route: no body. */
+export const NO_CONTENT = z.undefined();
+
+/**
+ * The contract's `remoteNode` query, which every operation takes. No remote nodes exist, so
+ * anything but `local` is refused rather than answered with this node's data.
+ */
+export const remoteNodeQuery = z.object({
+  remoteNode: z
+    .literal('local', { error: 'only "local" is supported: no remote nodes are configured' })
+    .default('local')
+    .describe('The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request.'),
+});
 
 /** Express path syntax from the OpenAPI one: `{name}` becomes `:name`. */
 export function toExpressPath(path: string): string {
@@ -118,34 +140,40 @@ function parsePart<S extends Schema | undefined>(schema: S, value: unknown, wher
   return result.data as Out<S>;
 }
 
-async function runRoute(route: AnyRoute, req: Request, res: Response): Promise<void> {
+/** A test aid: an answer that does not match the schema the OpenAPI document promises is a bug. */
+function checkResponse(route: AnyRoute, status: number, body: unknown): void {
+  const schema = status === (route.successStatus ?? 200) ? route.response : route.errorBodies?.[status];
+  if (schema === undefined) return;
+  const result = schema.safeParse(body);
+  if (!result.success) throw new Error(`${route.operationId} answered ${status} with a body that does not match its declared schema: ${formatIssues('response', result.error.issues)}`);
+}
+
+async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean): Promise<void> {
+  parsePart(remoteNodeQuery, { remoteNode: req.query.remoteNode }, 'query');
   const params: unknown = parsePart(route.params, req.params, 'path');
   const query: unknown = parsePart(route.query, req.query, 'query');
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
   const result = await route.handler({ params, query, body, req, res });
   if (result === HANDLED) return;
-  if (result instanceof Reply) {
-    if (result.body === undefined) res.status(result.status).end();
-    else res.status(result.status).json(result.body);
-    return;
-  }
-  const status = route.successStatus ?? 200;
-  if (status === 204 || result === undefined) res.status(status).end();
-  else res.status(status).json(result);
+  const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
+  const payload = result instanceof Reply ? result.body : result;
+  if (checkResponses && payload !== undefined) checkResponse(route, status, payload);
+  if (payload === undefined || status === 204) res.status(status).end();
+  else res.status(status).json(payload);
 }
 
-/** Binds every route to an express router; rejections reach the error middleware (express 5). */
 /** Told of every answered request, by the route's OpenAPI path (metrics). */
 export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
 
-export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver): void {
+/** Binds every route to an express router; rejections reach the error middleware (express 5). */
+export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver, checkResponses = false): void {
   for (const route of sortBySpecificity(routes)) {
     router[route.method](toExpressPath(route.path), (req: Request, res: Response) => {
       if (observe !== undefined) {
         const started = process.hrtime.bigint();
         res.once('finish', () => observe(route.method.toUpperCase(), route.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
       }
-      return runRoute(route, req, res);
+      return runRoute(route, req, res, checkResponses);
     });
   }
 }

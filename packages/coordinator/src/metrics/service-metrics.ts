@@ -8,6 +8,11 @@ import { toError } from '../errors/normalize.js';
 /** Database aggregates are refreshed at most this often, however many scrapers there are. */
 const AGGREGATE_TTL_MS = 5000;
 const HEALTH_STATES = ['healthy', 'warning', 'unhealthy'] as const;
+/**
+ * prom-client's sums of its per-type gauges (`nodejs_active_handles{type}` ...): gauges named
+ * like counters, which `promtool check metrics` flags, and nothing the per-type series lack.
+ */
+const MISNAMED_DEFAULT_METRICS = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
 
 export interface MetricsDeps {
   db: Db;
@@ -16,6 +21,7 @@ export interface MetricsDeps {
   startedAt: Date;
   registry: WorkerRegistry;
   dagCount: () => number;
+  /** This coordinator leads the scheduler: it alone exports the database-wide gauges. */
   schedulerRunning: () => boolean;
 }
 
@@ -31,6 +37,11 @@ interface Aggregates {
  * private registry. Gauges read aggregates refreshed at most every five seconds by three
  * indexed queries over active and recent runs only, so a scrape costs the same with a hundred
  * runs stored or a hundred thousand.
+ *
+ * Gauges of the shared database (runs, queues, workers) are exported only by the coordinator
+ * that leads the scheduler: with several coordinators each would report the same totals, and
+ * a dashboard's sum() would count them once per coordinator. The others export their own
+ * process, HTTP, dispatch and run-duration metrics, and query nothing for a scrape.
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
@@ -43,6 +54,7 @@ export class ServiceMetrics {
 
   constructor(private readonly deps: MetricsDeps) {
     collectDefaultMetrics({ register: this.registry });
+    for (const name of MISNAMED_DEFAULT_METRICS) this.registry.removeSingleMetric(name);
     const registers = [this.registry];
     this.dispatchLatency = new Histogram({
       name: 'svc_dispatch_latency_seconds',
@@ -52,7 +64,7 @@ export class ServiceMetrics {
     });
     this.runDuration = new Histogram({ name: 'svc_dag_run_duration_seconds', help: 'Run duration by DAG, from start to finish', labelNames: ['dag'], buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400], registers });
     this.httpDuration = new Histogram({ name: 'svc_http_request_duration_seconds', help: 'REST API request duration by route', labelNames: ['method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5], registers });
-    this.runsFinished = new Counter({ name: 'svc_dag_runs_finished', help: 'Runs this coordinator saw finish, by status', labelNames: ['status'], registers });
+    this.runsFinished = new Counter({ name: 'svc_dag_runs_finished_total', help: 'Runs this coordinator saw finish, by status', labelNames: ['status'], registers });
     this.defineGauges(registers);
   }
 
@@ -69,7 +81,7 @@ export class ServiceMetrics {
 
   /** The text a scrape returns. */
   async scrape(): Promise<string> {
-    await this.ensureAggregates();
+    if (this.deps.schedulerRunning()) await this.ensureAggregates();
     return this.registry.metrics();
   }
 
@@ -98,24 +110,33 @@ export class ServiceMetrics {
     } });
   }
 
+  /** A gauge of the shared database: samples only from the scheduler leader (see the class comment). */
+  private databaseGauge(name: string, help: string, labelNames: string[], registers: Registry[], collect: (g: Gauge) => void): void {
+    this.gauge(name, `${help} (exported by the scheduler leader only)`, labelNames, registers, (g) => {
+      if (this.deps.schedulerRunning()) collect(g);
+      // An unlabelled gauge reads 0 after a reset: no sample at all is the truth here.
+      else if (labelNames.length === 0) g.remove();
+    });
+  }
+
   private defineGauges(registers: Registry[]): void {
     const a = () => this.aggregates;
     this.gauge('svc_info', 'Service version', ['version'], registers, (g) => g.set({ version: this.deps.version }, 1));
     this.gauge('svc_uptime_seconds', 'Seconds since this coordinator started', [], registers, (g) => g.set((Date.now() - this.deps.startedAt.getTime()) / 1000));
     this.gauge('svc_scheduler_running', '1 while this coordinator leads the scheduler', [], registers, (g) => g.set(this.deps.schedulerRunning() ? 1 : 0));
     this.gauge('svc_dags_total', 'DAG definitions indexed', [], registers, (g) => g.set(this.deps.dagCount()));
-    this.gauge('svc_dag_runs_currently_running', 'Runs running or waiting', [], registers, (g) => g.set(sum(a()?.queues, (q) => q.running)));
-    this.gauge('svc_dag_runs_queued_total', 'Runs waiting in queues', [], registers, (g) => g.set(sum(a()?.queues, (q) => q.queued)));
-    this.gauge('svc_dag_runs_total', 'Runs finished in the last 24 hours, by status', ['status'], registers, (g) => {
+    this.databaseGauge('svc_dag_runs_currently_running', 'Runs running or waiting', [], registers, (g) => g.set(sum(a()?.queues, (q) => q.running)));
+    this.databaseGauge('svc_dag_runs_queued_total', 'Runs waiting in queues', [], registers, (g) => g.set(sum(a()?.queues, (q) => q.queued)));
+    this.databaseGauge('svc_dag_runs_total', 'Runs finished in the last 24 hours, by status', ['status'], registers, (g) => {
       for (const [status, n] of a()?.finished ?? []) g.set({ status: runStatusLabel(status as RunStatus) }, n);
     });
-    this.gauge('svc_queue_depth', 'Queued runs per queue', ['queue'], registers, (g) => {
+    this.databaseGauge('svc_queue_depth', 'Queued runs per queue', ['queue'], registers, (g) => {
       for (const q of a()?.queues ?? []) g.set({ queue: q.queue }, q.queued);
     });
-    this.gauge('svc_queue_running', 'Running runs per queue', ['queue'], registers, (g) => {
+    this.databaseGauge('svc_queue_running', 'Running runs per queue', ['queue'], registers, (g) => {
       for (const q of a()?.queues ?? []) g.set({ queue: q.queue }, q.running);
     });
-    this.gauge('svc_queue_oldest_wait_seconds', 'How long the oldest queued run of each queue has waited', ['queue'], registers, (g) => {
+    this.databaseGauge('svc_queue_oldest_wait_seconds', 'How long the oldest queued run of each queue has waited', ['queue'], registers, (g) => {
       for (const q of a()?.queues ?? []) g.set({ queue: q.queue }, q.oldestQueuedAt === null ? 0 : Math.max(0, (Date.now() - q.oldestQueuedAt.getTime()) / 1000));
     });
     this.defineWorkerGauges(registers, a);
@@ -125,18 +146,18 @@ export class ServiceMetrics {
     const each = (fn: (g: Gauge, w: WorkerView) => void) => (g: Gauge) => {
       for (const w of a()?.workers ?? []) fn(g, w);
     };
-    this.gauge('svc_workers_registered', 'Workers registered', [], registers, (g) => g.set(a()?.workers.length ?? 0));
-    this.gauge('svc_worker_info', 'A registered worker', ['worker_id', 'hostname', 'labels'], registers, each((g, w) => g.set({ worker_id: w.id, hostname: w.hostname, labels: labelText(w.labels) }, 1)));
-    this.gauge('svc_worker_heartbeat_timestamp_seconds', 'Unix time of the worker\'s last heartbeat', ['worker_id'], registers, each((g, w) => g.set({ worker_id: w.id }, w.lastHeartbeat.getTime() / 1000)));
-    this.gauge('svc_worker_health_status', '1 for the worker\'s current health (healthy < 5 s, warning 5-15 s, unhealthy beyond)', ['worker_id', 'status'], registers, each((g, w) => {
+    this.databaseGauge('svc_workers_registered', 'Workers registered', [], registers, (g) => g.set(a()?.workers.length ?? 0));
+    this.databaseGauge('svc_worker_info', 'A registered worker', ['worker_id', 'hostname', 'labels'], registers, each((g, w) => g.set({ worker_id: w.id, hostname: w.hostname, labels: labelText(w.labels) }, 1)));
+    this.databaseGauge('svc_worker_heartbeat_timestamp_seconds', 'Unix time of the worker\'s last heartbeat', ['worker_id'], registers, each((g, w) => g.set({ worker_id: w.id }, w.lastHeartbeat.getTime() / 1000)));
+    this.databaseGauge('svc_worker_health_status', '1 for the worker\'s current health (healthy < 5 s, warning 5-15 s, unhealthy beyond)', ['worker_id', 'status'], registers, each((g, w) => {
       for (const state of HEALTH_STATES) g.set({ worker_id: w.id, status: state }, w.health === state ? 1 : 0);
     }));
-    this.gauge('svc_worker_pollers', 'Pollers per worker, total and busy', ['worker_id', 'state'], registers, each((g, w) => {
+    this.databaseGauge('svc_worker_pollers', 'Pollers per worker, total and busy', ['worker_id', 'state'], registers, each((g, w) => {
       g.set({ worker_id: w.id, state: 'total' }, w.pollers);
       g.set({ worker_id: w.id, state: 'busy' }, w.pollersBusy);
     }));
-    this.gauge('svc_worker_running_tasks', 'Runs a worker reports running', ['worker_id'], registers, each((g, w) => g.set({ worker_id: w.id }, w.running.length)));
-    this.gauge('svc_worker_oldest_running_task_age_seconds', 'Age of the oldest run a worker runs', ['worker_id'], registers, each((g, w) => {
+    this.databaseGauge('svc_worker_running_tasks', 'Runs a worker reports running', ['worker_id'], registers, each((g, w) => g.set({ worker_id: w.id }, w.running.length)));
+    this.databaseGauge('svc_worker_oldest_running_task_age_seconds', 'Age of the oldest run a worker runs', ['worker_id'], registers, each((g, w) => {
       const oldest = Math.min(...w.running.map((t) => Date.parse(t.startedAt)).filter((t) => !Number.isNaN(t)));
       g.set({ worker_id: w.id }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0);
     }));

@@ -21,7 +21,7 @@ export async function startTestCoordinator(label: string, dags: Record<string, s
   for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
   const { db, cleanup } = options.db !== undefined ? { db: options.db, cleanup: () => Promise.resolve() } : await openTestDb(label);
   const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', ...overrides } });
-  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, ...options, db });
+  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, checkResponses: true, ...options, db });
   return {
     coordinator,
     dir,

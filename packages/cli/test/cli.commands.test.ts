@@ -129,12 +129,12 @@ describe('trellis command', () => {
   });
 
   test('an inline run from a file keeps the name in its spec; without one it takes the file name', async () => {
-    const named = await trellis('start', 'adhoc.yaml', '--wait', ...server);
+    const named = await trellis('start', 'adhoc.yaml', ...server);
     assert.equal(named.code, 0, named.err);
-    const id = named.out.split('\n')[0] ?? '';
-    assert.match(named.out, new RegExp(`spec-named ${id}: succeeded`));
-    const status = await trellis('status', 'spec-named', id, ...server);
+    const id = named.out.trim();
+    const status = await trellis('status', 'spec-named', id, '--follow', ...server);
     assert.equal(status.code, 0, status.err);
+    assert.match(status.out, new RegExp(`spec-named ${id}: succeeded`));
     const unnamed = await trellis('start', 'unnamed.yaml', ...server);
     const unnamedStatus = await trellis('status', 'unnamed', unnamed.out.trim(), '--follow', ...server);
     assert.equal(unnamedStatus.code, 0, unnamedStatus.err);

@@ -342,7 +342,9 @@ describe('deploy files', () => {
     assert.deepEqual(entrypoint, ['tini', '--', 'node', `/app/${CLI}`]);
     assert.match(read('test-e2e/support/cluster.ts'), /join\(ROOT, 'packages', 'cli', 'dist', 'main\.js'\)/, 'the e2e tests run the same file');
     const bin = (JSON.parse(read('packages/cli/package.json')) as { bin: Record<string, string> }).bin.trellis;
-    assert.equal(join('packages/cli', bin ?? ''), CLI, 'it is the `trellis` command');
+    // The bin is a shim npm can link before the first build; it runs the compiled CLI.
+    assert.match(read(join('packages/cli', bin ?? '')), /new URL\('\.\.\/dist\/main\.js', import\.meta\.url\)/, 'it is the `trellis` command');
+    assert.equal(join('packages/cli', bin ?? '', '..', '..', 'dist', 'main.js'), CLI);
     const cmd = asStrings(JSON.parse(last('CMD')), 'CMD');
     assert.equal(cmd[0], 'server');
     const serverFlags = await helpFlags('server');

@@ -1,33 +1,26 @@
 import { resolveStartParams } from '@trellis/core';
-import { UsageError, parseCommandArgs, stringFlag } from '../args.js';
+import type { Command } from 'commander';
+import { exitWith } from '../args.js';
 import { loadFile } from './validate.js';
 
-export const dryHelp = `Usage: trellis dry FILE [--params JSON]
+export function addDryCommand(program: Command): void {
+  program
+    .command('dry <file>')
+    .summary('show what a run of a DAG file would do, without running it')
+    .description('Shows what a run would do, without running anything: the resolved params, then every step in the order it can start, with what it depends on and what it runs.')
+    .option('--params <json>', 'params as a start request sends them: a JSON object of named values, a JSON array of positional values, or shell-style text (A=1 B=2)')
+    .addHelpText('after', '\nExit status: 0, or 1 when the file or the params are invalid.\n')
+    .action(exitWith(dryCommand));
+}
 
-Shows what a run would do, without running anything: the resolved params, then every step
-in the order it can start, with what it depends on and what it runs.
-
-Options:
-  --params JSON   params as a start request sends them: a JSON object of named values,
-                  a JSON array of positional values, or shell-style text (A=1 B=2)
-  -h, --help      show this help
-`;
-
-export async function dryCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs(argv, { params: { type: 'string' } });
-  if (parsed.values.help === true) {
-    process.stdout.write(dryHelp);
-    return 0;
-  }
-  const [path] = parsed.positionals;
-  if (path === undefined) throw new UsageError('name a DAG file');
+async function dryCommand(path: string, options: { params?: string }): Promise<number> {
   const result = await loadFile(path);
   if (result.dag === undefined) {
     process.stderr.write(`${path} is invalid:\n${result.errors.map((e) => `  - ${e}`).join('\n')}\n`);
     return 1;
   }
   const dag = result.dag;
-  const params = resolveStartParams(dag.params, stringFlag(parsed, 'params'));
+  const params = resolveStartParams(dag.params, options.params);
   if (!params.ok) {
     process.stderr.write(`params rejected:\n${params.errors.map((e) => `  - ${e}`).join('\n')}\n`);
     return 1;

@@ -1,79 +1,42 @@
+import { Option, type Command } from 'commander';
 import { ConfigError, createLogger, loadServerConfig, startCoordinator, toError, type RawServerConfig } from '@trellis/coordinator';
-import { intFlag, parseCommandArgs, stringFlag, type OptionSpec } from '../args.js';
+import { exitWith, integerAtLeast } from '../args.js';
 
-export const serverHelp = `Usage: trellis server [options]
-
-Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on
-this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data
-directory; SIGTERM stops it cleanly (running local steps are stopped, the database closed).
-
-Options:
-  --config FILE         YAML configuration file (keys as in README; SVC_* env overrides it)
-  --host HOST           address to bind (default 127.0.0.1; SVC_HOST)
-  --port PORT           HTTP port (default 8080; SVC_PORT)
-  --data-dir DIR        data directory (default ./data; SVC_DATA_DIR)
-  --dags-dir DIR        DAG definitions directory (default ./dags; SVC_DAGS_DIR)
-  --database-url URL    PostgreSQL connection string (DATABASE_URL, SVC_DATABASE_URL)
-  --grpc-host HOST      address the worker gRPC server binds (default 127.0.0.1; SVC_GRPC_HOST)
-  --grpc-port PORT      worker gRPC port (default 50051; 0 picks one; -1 disables; SVC_GRPC_PORT)
-  --worker-token T      shared secret every worker must present (SVC_WORKER_TOKEN); required
-                        when --grpc-host is not loopback, unless client certificates are
-  --grpc-tls-cert FILE  TLS certificate for the gRPC server (SVC_GRPC_TLS_CERT)
-  --grpc-tls-key FILE   its private key (SVC_GRPC_TLS_KEY)
-  --grpc-tls-client-ca FILE  require worker client certificates signed by this CA
-  -h, --help            show this help
-`;
-
-const options: OptionSpec = {
-  config: { type: 'string' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  'data-dir': { type: 'string' },
-  'dags-dir': { type: 'string' },
-  'database-url': { type: 'string' },
-  'grpc-host': { type: 'string' },
-  'grpc-port': { type: 'string' },
-  'worker-token': { type: 'string' },
-  'grpc-tls-cert': { type: 'string' },
-  'grpc-tls-key': { type: 'string' },
-  'grpc-tls-client-ca': { type: 'string' },
-};
-
-const STRING_FLAGS = {
-  host: 'host',
-  'data-dir': 'dataDir',
-  'dags-dir': 'dagsDir',
-  'database-url': 'databaseUrl',
-  'grpc-host': 'grpcHost',
-  'worker-token': 'workerToken',
-  'grpc-tls-cert': 'grpcTlsCert',
-  'grpc-tls-key': 'grpcTlsKey',
-  'grpc-tls-client-ca': 'grpcTlsClientCa',
-} as const satisfies Record<string, keyof RawServerConfig>;
-
-function overridesOf(parsed: ReturnType<typeof parseCommandArgs>): Partial<RawServerConfig> {
-  const out: Partial<RawServerConfig> = {};
-  for (const [flag, key] of Object.entries(STRING_FLAGS)) {
-    const value = stringFlag(parsed, flag);
-    if (value !== undefined) out[key] = value;
-  }
-  const port = intFlag(parsed, 'port');
-  if (port !== undefined) out.port = port;
-  const grpcPort = intFlag(parsed, 'grpc-port', { allowNegative: true });
-  if (grpcPort !== undefined) out.grpcPort = grpcPort;
-  return out;
+/** Flags as commander names them: each is the config key of the same name and wins over file and env. */
+interface ServerOptions extends Partial<RawServerConfig> {
+  config?: string;
 }
 
-export async function serverCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs(argv, options);
-  if (parsed.values.help === true) {
-    process.stdout.write(serverHelp);
-    return 0;
-  }
+export function addServerCommand(program: Command): void {
+  program
+    .command('server')
+    .summary('run the coordinator (REST API, queues, local executor, worker gRPC) on this host')
+    .description(
+      `Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data directory; SIGTERM stops it cleanly (running local steps are stopped, the database closed).`,
+    )
+    .option('--config <file>', 'YAML configuration file (keys as in README; SVC_* env overrides it)')
+    .option('--host <host>', 'address to bind (default 127.0.0.1; SVC_HOST)')
+    .option('--port <port>', 'HTTP port (default 8080; SVC_PORT)', integerAtLeast(0))
+    .option('--data-dir <dir>', 'data directory (default ./data; SVC_DATA_DIR)')
+    .option('--dags-dir <dir>', 'DAG definitions directory (default ./dags; SVC_DAGS_DIR)')
+    .option('--database-url <url>', 'PostgreSQL connection string (DATABASE_URL, SVC_DATABASE_URL)')
+    .option('--grpc-host <host>', 'address the worker gRPC server binds (default 127.0.0.1; SVC_GRPC_HOST)')
+    .option('--grpc-port <port>', 'worker gRPC port (default 50051; 0 picks one; -1 disables; SVC_GRPC_PORT)', integerAtLeast(-1))
+    .option('--worker-token <token>', 'shared secret every worker must present (SVC_WORKER_TOKEN); required when --grpc-host is not loopback, unless client certificates are')
+    .option('--grpc-tls-cert <file>', 'TLS certificate for the gRPC server (SVC_GRPC_TLS_CERT)')
+    .option('--grpc-tls-key <file>', 'its private key (SVC_GRPC_TLS_KEY)')
+    .option('--grpc-tls-client-ca <file>', 'require worker client certificates signed by this CA')
+    .addOption(new Option('--log-level <level>', 'default info (SVC_LOG_LEVEL)').choices(['error', 'warn', 'info', 'debug']))
+    .addOption(new Option('--log-format <format>', 'default json (SVC_LOG_FORMAT)').choices(['json', 'text']))
+    .addHelpText('after', '\nExit status: 0 after a clean stop, 1 when the coordinator could not start, 2 for bad configuration.\n')
+    .action(exitWith(serverCommand));
+}
+
+export async function serverCommand(options: ServerOptions): Promise<number> {
+  const { config: file, ...overrides } = options;
   let config;
   try {
-    const file = stringFlag(parsed, 'config');
-    config = loadServerConfig({ ...(file !== undefined ? { file } : {}), env: process.env, overrides: overridesOf(parsed) });
+    config = loadServerConfig({ ...(file !== undefined ? { file } : {}), env: process.env, overrides });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`trellis server: ${error.message}\n`);

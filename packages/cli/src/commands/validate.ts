@@ -1,19 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { loadDag, type DagLoadResult } from '@trellis/core';
-import { UsageError, parseCommandArgs } from '../args.js';
-
-export const validateHelp = `Usage: trellis validate FILE...
-
-Checks DAG definition files and prints every problem, each naming its field
-(steps[2].retry_policy.limit: must be a non-negative integer). Exit status 1 when any
-file is invalid. Warnings (settings that are valid but will not take effect, such as
-mail settings in a build without mail delivery) are printed too; they do not make a
-file invalid.
-
-Options:
-  -h, --help   show this help
-`;
+import type { Command } from 'commander';
+import { exitWith } from '../args.js';
 
 export async function loadFile(path: string): Promise<DagLoadResult> {
   let text: string;
@@ -25,15 +14,18 @@ export async function loadFile(path: string): Promise<DagLoadResult> {
   return loadDag(text, { fileName: basename(path, extname(path)) });
 }
 
-export async function validateCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs(argv, {});
-  if (parsed.values.help === true) {
-    process.stdout.write(validateHelp);
-    return 0;
-  }
-  if (parsed.positionals.length === 0) throw new UsageError('name at least one DAG file');
+export function addValidateCommand(program: Command): void {
+  program
+    .command('validate <file...>')
+    .summary('check DAG definition files')
+    .description('Checks DAG definition files and prints every problem, each naming its field (steps[2].retry_policy.limit: must be a non-negative integer). Warnings (settings that are valid but will not take effect, such as mail settings in a build without mail delivery) are printed too; they do not make a file invalid.')
+    .addHelpText('after', '\nExit status: 0 when every file is valid, 1 when any is invalid, 2 for a usage error.\n')
+    .action(exitWith(validateCommand));
+}
+
+async function validateCommand(paths: string[]): Promise<number> {
   let invalid = 0;
-  for (const path of parsed.positionals) {
+  for (const path of paths) {
     const result = await loadFile(path);
     const localErrors = result.localDags.flatMap((l) => l.errors.map((e) => `local DAG ${l.name}: ${e}`));
     const errors = [...result.errors, ...localErrors];

@@ -1,55 +1,31 @@
+import { Option, type Command } from 'commander';
 import { WorkerConfigError, WorkerDaemon, WorkerRefusedError, createWorkerLogger, loadWorkerConfig, type RawWorkerConfig } from '@trellis/worker';
-import { parseCommandArgs, stringFlag, type OptionSpec } from '../args.js';
+import { exitWith } from '../args.js';
 
-export const workerHelp = `Usage: trellis worker --coordinator HOST:PORT [options]
+export function addWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .summary('run a worker daemon that takes runs from a coordinator')
+    .description(
+      `Runs a worker daemon: it registers with the coordinator's gRPC server, polls for runs whose worker_selector its labels match, runs them here and streams their status and logs back. If the coordinator goes away, running tasks go on and their reports are sent when it is back. SIGTERM stops polling and lets running tasks finish (up to the grace period).`,
+    )
+    .option('--coordinator <host:port>', "the coordinator's gRPC address (SVC_WORKER_COORDINATOR)")
+    .option('--labels <k=v,k2=v2>', 'labels that worker_selector matches (SVC_WORKER_LABELS)')
+    .option('--id <name>', 'worker id (default <hostname>-<pid>; SVC_WORKER_ID)')
+    .option('--pollers <n>', 'runs at once (default 4; SVC_WORKER_POLLERS)')
+    .option('--work-dir <dir>', 'where runs keep their files (default <tmp>/trellis-worker/<id>)')
+    .option('--token <token>', "the coordinator's worker token (SVC_WORKER_TOKEN)")
+    .option('--tls-ca <file>', "CA of the coordinator's certificate: connect with TLS")
+    .option('--tls-cert <file>', 'client certificate, when the coordinator requires one')
+    .option('--tls-key <file>', 'its private key')
+    .option('--shutdown-grace-sec <n>', 'how long running tasks may finish after SIGTERM (default 60)')
+    .addOption(new Option('--log-level <level>', 'default info (SVC_WORKER_LOG_LEVEL)').choices(['error', 'warn', 'info', 'debug']))
+    .addHelpText('after', '\nExit status: 0 after a clean stop, 2 for bad configuration, 3 when the coordinator refused\nthe worker (its token or certificate).\n')
+    .action(exitWith(workerCommand));
+}
 
-Runs a worker daemon: it registers with the coordinator's gRPC server, polls for runs whose
-worker_selector its labels match, runs them here and streams their status and logs back.
-If the coordinator goes away, running tasks go on and their reports are sent when it is
-back. SIGTERM stops polling and lets running tasks finish (up to the grace period).
-
-Options:
-  --coordinator HOST:PORT  the coordinator's gRPC address (SVC_WORKER_COORDINATOR)
-  --labels k=v,k2=v2       labels that worker_selector matches (SVC_WORKER_LABELS)
-  --id NAME                worker id (default <hostname>-<pid>; SVC_WORKER_ID)
-  --pollers N              runs at once (default 4; SVC_WORKER_POLLERS)
-  --work-dir DIR           where runs keep their files (default <tmp>/trellis-worker/<id>)
-  --token T                the coordinator's worker token (SVC_WORKER_TOKEN)
-  --tls-ca FILE            CA of the coordinator's certificate: connect with TLS
-  --tls-cert FILE          client certificate, when the coordinator requires one
-  --tls-key FILE           its private key
-  --shutdown-grace-sec N   how long running tasks may finish after SIGTERM (default 60)
-  --log-level LEVEL        error, warn, info (default) or debug
-  -h, --help               show this help
-`;
-
-const FLAGS = {
-  coordinator: 'coordinator',
-  labels: 'labels',
-  id: 'id',
-  pollers: 'pollers',
-  'work-dir': 'workDir',
-  token: 'token',
-  'tls-ca': 'tlsCa',
-  'tls-cert': 'tlsCert',
-  'tls-key': 'tlsKey',
-  'shutdown-grace-sec': 'shutdownGraceSec',
-  'log-level': 'logLevel',
-} as const satisfies Record<string, keyof RawWorkerConfig>;
-
-const options: OptionSpec = Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' }]));
-
-export async function workerCommand(argv: string[]): Promise<number> {
-  const parsed = parseCommandArgs(argv, options);
-  if (parsed.values.help === true) {
-    process.stdout.write(workerHelp);
-    return 0;
-  }
-  const raw: RawWorkerConfig = {};
-  for (const [flag, key] of Object.entries(FLAGS)) {
-    const value = stringFlag(parsed, flag);
-    if (value !== undefined) raw[key] = value;
-  }
+/** Flags as commander names them, the worker's raw config keys; loadWorkerConfig checks them all. */
+export async function workerCommand(raw: RawWorkerConfig): Promise<number> {
   let config;
   try {
     config = loadWorkerConfig(raw, process.env);

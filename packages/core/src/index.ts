@@ -9,3 +9,4 @@ export { parseDuration } from './spec/duration.js';
 export { selectDag, type SelectedDag } from './spec/select.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
+export { errorLogFields, safeLogInfo, withErrorLogFields, type ErrorLogFields, type ErrorLogOptions, type LogInfo } from './errors/log-fields.js';

@@ -1,5 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { accessLog } from './access-log.js';
+import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
@@ -15,6 +17,8 @@ export interface HttpAppOptions {
   /** Largest accepted JSON body; DAG specs are the big ones. */
   bodyLimit?: string;
   observe?: RequestObserver;
+  /** Log one info line per request (default true). */
+  accessLog?: boolean;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -42,6 +46,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  app.use(assignRequestId);
+  if (options.accessLog ?? true) app.use(accessLog(options.logger));
   const api = express.Router({ strict: false });
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
   const routes: AnyRoute[] = [...options.routes];

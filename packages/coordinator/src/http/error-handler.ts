@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { ApiError, BadRequestError, InternalError, NotFoundError, toErrorBody } from '../errors/api-errors.js';
 import { toError } from '../errors/normalize.js';
 import type { Logger } from '../logging/logger.js';
+import { requestIdOf } from './request-id.js';
 
 interface BodyParserError extends Error {
   type?: string;
@@ -32,11 +33,15 @@ export function errorHandler(logger: Logger) {
     }
     const error = toError(raw);
     let apiError = error instanceof ApiError ? error : fromBodyParser(error);
+    const requestId = requestIdOf(res);
     if (apiError === undefined) {
-      logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl, error });
+      logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
       apiError = new InternalError('internal server error');
     }
-    res.status(apiError.status).json(toErrorBody(apiError));
+    const body = toErrorBody(apiError);
+    // The id the caller can quote, and find in the logs.
+    if (requestId !== undefined) body.details = { ...body.details, requestId };
+    res.status(apiError.status).json(body);
   };
 }
 

@@ -112,7 +112,7 @@ describe('HTTP error mapping', () => {
   test('typed errors keep their code, status and details', async () => {
     const res = await call('POST', '/things', JSON.stringify({ name: 'taken' }));
     assert.equal(res.status, 409);
-    assert.deepEqual(res.json, { code: 'already_exists', message: 'thing exists', details: { name: 'taken' } });
+    assert.deepEqual(res.json, { code: 'already_exists', message: 'thing exists', details: { name: 'taken', requestId: (res.json.details as { requestId?: unknown }).requestId } });
     const slow = await call('GET', '/things/slow');
     assert.equal(slow.status, 408);
     assert.equal(slow.json.dagRunId, 'run-1');

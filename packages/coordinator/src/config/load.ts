@@ -52,6 +52,8 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
   }
 }
 
+const BOOLEANS = new Map([['true', true], ['false', false], ['1', true], ['0', false], ['yes', true], ['no', false], ['on', true], ['off', false]]);
+
 function readEnvConfig(env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // DATABASE_URL first so SVC_DATABASE_URL, more specific, wins.
@@ -63,6 +65,10 @@ function readEnvConfig(env: NodeJS.ProcessEnv, problems: string[]): Record<strin
     if (spec.kind === 'int') {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${name}: must be an integer, got "${raw}"`);
       else out[spec.key] = Number(raw.trim());
+    } else if (spec.kind === 'bool') {
+      const value = BOOLEANS.get(raw.trim().toLowerCase());
+      if (value === undefined) problems.push(`${name}: must be true or false, got "${raw}"`);
+      else out[spec.key] = value;
     } else if (spec.kind === 'list') {
       out[spec.key] = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
     } else {

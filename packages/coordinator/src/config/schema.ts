@@ -65,6 +65,13 @@ export const serverConfigSchema = z.strictObject({
   /** Test clusters only: the scheduler's clock runs this many times faster than real time from the anchor. */
   schedulerClockSpeed: z.number().min(1).max(3600).default(1),
   schedulerClockAnchor: z.iso.datetime({ offset: true }).optional(),
+  /**
+   * On SIGTERM, running local runs get this long to finish (nothing new starts meanwhile);
+   * those still running then are stopped (aborted, with an error that says why).
+   */
+  shutdownGraceSec: z.number().int().min(0).default(20),
+  /** One info line per HTTP request: method, route, status, duration, request id. */
+  accessLog: z.boolean().default(true),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   logFormat: z.enum(['json', 'text']).default('json'),
 });
@@ -73,7 +80,7 @@ export type RawServerConfig = z.input<typeof serverConfigSchema>;
 export type ParsedServerConfig = z.output<typeof serverConfigSchema>;
 
 /** Environment variable -> config key, with how the string is read. One table, also used by tests of deploy files. */
-export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'string' | 'int' | 'list' }> = {
+export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'string' | 'int' | 'bool' | 'list' }> = {
   SVC_HOST: { key: 'host', kind: 'string' },
   SVC_PORT: { key: 'port', kind: 'int' },
   SVC_BASE_PATH: { key: 'basePath', kind: 'string' },
@@ -100,6 +107,8 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_WORKER_ACK_TIMEOUT_SEC: { key: 'workerAckTimeoutSec', kind: 'int' },
   SVC_COORDINATOR_ID: { key: 'coordinatorId', kind: 'string' },
   SVC_SCHEDULER_LEASE_TTL_MS: { key: 'schedulerLeaseTtlMs', kind: 'int' },
+  SVC_SHUTDOWN_GRACE_SEC: { key: 'shutdownGraceSec', kind: 'int' },
+  SVC_ACCESS_LOG: { key: 'accessLog', kind: 'bool' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
 };

@@ -1,5 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { accessLog } from './access-log.js';
+import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
@@ -17,6 +19,8 @@ export interface HttpAppOptions {
   observe?: RequestObserver;
   /** Check every JSON answer against its route's declared schema; a mismatch is a 500 (tests). */
   checkResponses?: boolean;
+  /** Log one info line per request (default true). */
+  accessLog?: boolean;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -45,6 +49,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'extended');
+  app.use(assignRequestId);
+  if (options.accessLog ?? true) app.use(accessLog(options.logger));
   const api = express.Router({ strict: false });
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
   const routes: AnyRoute[] = [...options.routes];

@@ -3,6 +3,7 @@ import { isConnectionError } from '@trellis/store';
 import { ApiError, BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, toErrorBody } from '../errors/api-errors.js';
 import { toError } from '../errors/normalize.js';
 import type { Logger } from '../logging/logger.js';
+import { requestIdOf } from './request-id.js';
 
 interface ExpressError extends Error {
   type?: string;
@@ -49,14 +50,18 @@ export function errorHandler(logger: Logger) {
     let apiError = error instanceof ApiError ? error : fromExpress(error);
     if (apiError === undefined && isConnectionError(raw)) {
       // Not a fault of this request, nor a bug: the database is down or restarting. Clients may retry.
-      logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl, error });
+      logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], error });
       apiError = new ServiceUnavailableError('the database is unreachable; try again shortly');
     }
+    const requestId = requestIdOf(res);
     if (apiError === undefined) {
-      logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl, error });
+      logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
       apiError = new InternalError('internal server error');
     }
-    res.status(apiError.status).json(toErrorBody(apiError));
+    const body = toErrorBody(apiError);
+    // The id the caller can quote, and find in the logs.
+    if (requestId !== undefined) body.details = { ...body.details, requestId };
+    res.status(apiError.status).json(body);
   };
 }
 

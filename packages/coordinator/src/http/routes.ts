@@ -1,6 +1,7 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { BadRequestError } from '../errors/api-errors.js';
+import { setMatchedRoute } from './access-log.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -169,6 +170,7 @@ export type RequestObserver = (method: string, route: string, status: number, se
 export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver, checkResponses = false): void {
   for (const route of sortBySpecificity(routes)) {
     router[route.method](toExpressPath(route.path), (req: Request, res: Response) => {
+      setMatchedRoute(res, route.path);
       if (observe !== undefined) {
         const started = process.hrtime.bigint();
         res.once('finish', () => observe(route.method.toUpperCase(), route.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));

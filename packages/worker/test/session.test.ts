@@ -69,7 +69,7 @@ const registered = (frame: SessionFrame): SessionFrame => ({
   message: '',
   cancel: false,
 });
-const register = { workerId: 'w', labels: {}, pollers: 1, hostname: 'h', version: 'v' };
+const register = { workerId: 'w', labels: {}, pollers: 1, hostname: 'h', version: 'v', held: [], listsHeld: true };
 
 describe('the worker session', () => {
   test('calls travel as frames on one stream and are answered by id', async () => {

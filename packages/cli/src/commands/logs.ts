@@ -3,7 +3,7 @@ import { isTerminalRunStatus } from '@trellis/core';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import { RUN_EXIT_CODES, getRun, runExitCode, runPath } from '../run-watch.js';
-import { clientCall, intervalOption, serverOption } from './runs.js';
+import { clientCall, intervalOption, serverOption } from './client-options.js';
 
 /** The contract's log page. */
 interface LogPage {

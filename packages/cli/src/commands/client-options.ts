@@ -9,9 +9,9 @@ export function serverOption(): Option {
   return new Option('--server <url>', 'the API of a running coordinator').env('SVC_SERVER_URL').default(DEFAULT_SERVER);
 }
 
-/** `--interval`: how often a watch polls when the coordinator's event stream is not there. */
-export function intervalOption(): Option {
-  return new Option('--interval <seconds>', 'poll interval when no event stream is available').argParser(integerAtLeast(1)).default(1);
+/** `--interval`: how often a command that follows a run polls. */
+export function intervalOption(description = 'poll interval when no event stream is available'): Option {
+  return new Option('--interval <seconds>', description).argParser(integerAtLeast(1)).default(1);
 }
 
 /** Runs a client command: a refusal or an unreachable coordinator is one line on stderr and exit code 1. */

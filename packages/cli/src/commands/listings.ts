@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import type { RunView } from '../run-watch.js';
-import { clientCall, serverOption } from './runs.js';
+import { clientCall, serverOption } from './client-options.js';
 
 /** Columns padded to their widest cell; the last one is left ragged. */
 function table(rows: string[][]): string {

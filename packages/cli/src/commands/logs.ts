@@ -3,7 +3,7 @@ import { isTerminalRunStatus } from '@trellis/core';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import { RUN_EXIT_CODES, getRun, runExitCode, runPath } from '../run-watch.js';
-import { clientCall, intervalOption, serverOption } from './runs.js';
+import { clientCall, intervalOption, serverOption } from './client-options.js';
 
 /** The contract's log page. */
 interface LogPage {
@@ -75,7 +75,7 @@ export function addLogsCommand(program: Command): void {
     .option('--stderr', "with --step: the step's stderr")
     .option('--tail <n>', 'only the last N lines (then new ones, with --follow)', integerAtLeast(1))
     .option('--follow', 'keep printing until the run ends; the exit status is then the run\'s')
-    .addOption(intervalOption())
+    .addOption(intervalOption('with --follow: how often to look for new lines'))
     .addOption(serverOption())
     .addHelpText('after', `\nWithout --follow the exit status is 0 when the log was printed. With --follow:\n${RUN_EXIT_CODES}\n`)
     .action(exitWith((dag: string, id: string | undefined, options: LogsOptions) => clientCall(() => printLog(dag, id, options))));

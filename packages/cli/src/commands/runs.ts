@@ -1,35 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import { loadDag } from '@trellis/core';
 import { ApiClient, ApiFailure } from '../api-client.js';
-import { exitWith, integerAtLeast } from '../args.js';
+import { exitWith } from '../args.js';
 import { RUN_EXIT_CODES, describeRun, getRun, runExitCode, runPath, watchRun } from '../run-watch.js';
-
-export const DEFAULT_SERVER = 'http://127.0.0.1:8080/api/v1';
-
-/** Every client command's `--server`. */
-export function serverOption(): Option {
-  return new Option('--server <url>', 'the API of a running coordinator').env('SVC_SERVER_URL').default(DEFAULT_SERVER);
-}
-
-/** `--interval`: how often a watch polls when the coordinator's event stream is not there. */
-export function intervalOption(): Option {
-  return new Option('--interval <seconds>', 'poll interval when no event stream is available').argParser(integerAtLeast(1)).default(1);
-}
-
-/** Runs a client command: a refusal or an unreachable coordinator is one line on stderr and exit code 1. */
-export async function clientCall(fn: () => Promise<number>): Promise<number> {
-  try {
-    return await fn();
-  } catch (error) {
-    if (error instanceof ApiFailure) {
-      process.stderr.write(`${error.message}\n`);
-      return 1;
-    }
-    throw error;
-  }
-}
+import { clientCall, intervalOption, serverOption } from './client-options.js';
 
 interface StartOptions {
   params?: string;

@@ -38,6 +38,7 @@ import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.j
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
+import { ShutdownStack } from './lifecycle/shutdown-stack.js';
 
 export const VERSION = '0.1.0';
 
@@ -49,8 +50,14 @@ export interface Coordinator {
   /** Where workers connect (host:port), when the gRPC server runs. */
   grpcAddress?: string;
   scheduler: Scheduler;
-  /** Stops accepting requests, stops local runs cleanly, closes the database. */
+  /**
+   * Stops taking work (scheduler, admission, hand-outs to workers), lets local runs finish
+   * within `shutdownGraceSec` and stops the rest, then closes the API, the gRPC server and the
+   * database. Calling it again waits for the same shutdown.
+   */
   close(): Promise<void>;
+  /** Cuts a shutdown's grace short: local runs are stopped now (a second signal). */
+  abortLocalRuns(): void;
 }
 
 export interface StartOptions {
@@ -75,20 +82,57 @@ function checkWorkerSecurity(config: ServerConfig): void {
   }
 }
 
-/** Starts the coordinator: database, DAG index, dispatcher with the local executor, then the API. */
+/** Why a listener could not open, naming the address; "address already in use" rather than errno text. */
+function listenError(what: string, host: string, port: number, error: Error): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason = code === 'EADDRINUSE' ? 'address already in use' : code === 'EADDRNOTAVAIL' ? 'address not available on this host' : error.message;
+  return new Error(`cannot listen for ${what} on ${host.includes(':') ? `[${host}]` : host}:${port}: ${reason}`, { cause: error });
+}
+
+async function listenHttp(app: ReturnType<typeof createHttpApp>, host: string, port: number): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const listening = app.listen(port, host);
+    listening.once('listening', () => resolve(listening));
+    listening.once('error', (error) => reject(listenError('HTTP', host, port, error)));
+  });
+}
+
+/**
+ * Starts the coordinator: database, DAG index, dispatcher with the local executor, then the API.
+ * A start that fails closes whatever it had opened before it rethrows, so the process can exit.
+ */
 export async function startCoordinator(config: ServerConfig, logger: Logger, options: StartOptions = {}): Promise<Coordinator> {
   checkWorkerSecurity(config);
-  const db =
-    options.db ??
-    (await openDatabase({
+  const opened = new ShutdownStack(logger);
+  try {
+    return await startParts(config, logger, options, opened);
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+async function openConfiguredDatabase(config: ServerConfig, logger: Logger): Promise<Db> {
+  try {
+    return await openDatabase({
       ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir }),
       onPoolError: (error) => logger.error('database connection error', { error }),
-    }));
+    });
+  } catch (error) {
+    const where = config.databaseUrl !== undefined ? 'the PostgreSQL database' : `the embedded database under ${config.dataDir}`;
+    throw new Error(`cannot open ${where}: ${toError(error).message}`, { cause: error });
+  }
+}
+
+async function startParts(config: ServerConfig, logger: Logger, options: StartOptions, opened: ShutdownStack): Promise<Coordinator> {
+  const db = options.db ?? (await openConfiguredDatabase(config, logger));
+  if (options.db === undefined) opened.push('database', () => db.close());
   const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
   const interrupted = await failInterruptedRuns(db, localId, INTERRUPTED);
   if (interrupted.failed.length > 0) logger.warn('failed runs cut off by the previous shutdown', { count: interrupted.failed.length, childrenStopped: interrupted.childrenStopped });
   const files = new DagFiles(config.dagsDir);
   const index = new DagIndex(files, logger, config.baseConfig);
+  opened.push('DAG index', () => index.stop());
   await index.start({ watch: options.watch ?? true });
   index.onChange((fileName, entry) => {
     const event = { kind: 'dag', type: entry === undefined ? 'dag.definition.deleted' : 'dag.definition.changed', dagName: entry?.name ?? fileName, message: `definition ${fileName} ${entry === undefined ? 'removed' : 'changed'}`, data: { fileName } };
@@ -158,16 +202,22 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   if (grpcWanted) {
     const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, dagsDir: config.dagsDir, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
-    grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
+    const started = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
+    grpc = started;
+    opened.push('worker gRPC server', () => started.close());
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
   }
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   const scheduler = new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone });
+  // The monitor heartbeats for the local executor: it runs until the local runs are drained.
   const stopMonitor = await startWorkerMonitor({ db, logger, localWorkerId: localId, onPeers: (count) => (peers = count), onPruned: (ids) => ids.forEach((id) => registry.forget(id)), ackTimeoutSec: config.workerAckTimeoutSec, heartbeatTimeoutSec: config.workerHeartbeatTimeoutSec, onChange: () => dispatcher.wake() });
+  opened.push('worker monitor', stopMonitor);
   const unlisten = db.listen !== undefined ? await db.listen(DISPATCH_CHANNEL, (sender) => sender !== instanceId && dispatcher.wake(), (error) => logger.warn('dispatch notifications interrupted; reconnecting', { error })) : undefined;
+  if (unlisten !== undefined) opened.push('dispatch notifications', unlisten);
   const runEvents = new RunEventHub(db, logger);
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
+  opened.push('resource history', () => resources.stop());
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
     ...metricsRoutes(metrics),
@@ -187,16 +237,28 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     apiBasePath: config.apiBasePath,
     version: VERSION,
     checkResponses: options.checkResponses ?? false,
+    accessLog: config.accessLog,
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
-  const server: Server = await new Promise((resolve, reject) => {
-    const listening = app.listen(config.port, config.host);
-    listening.once('listening', () => resolve(listening));
-    listening.once('error', reject);
+  const server = await listenHttp(app, config.host, config.port);
+  // The API keeps answering while local runs drain (their status, stop requests); then it closes.
+  opened.push('HTTP server', async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    await closed;
   });
+  // Before the server closes: open event streams would keep it from closing.
+  opened.push('run event streams', () => runEvents.stop());
+  // Zero until start-up is over: a start that fails stops at once whatever it began.
+  let graceMs = 0;
+  opened.push('local runs', () => executor.drain(graceMs));
+  opened.push('remote hand-outs', () => remote.stop());
   dispatcher.start();
+  opened.push('dispatcher', () => dispatcher.stop());
   if (config.schedulerEnabled) {
+    opened.push('scheduler leadership', () => leadership.stop());
     await leadership.start();
+    opened.push('scheduler', () => scheduler.stop());
     await scheduler.start();
   }
   const stopRetention = startRetention({
@@ -204,6 +266,8 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     logger,
     retentionDays: (name) => index.all().find((e) => e.name === name)?.result.dag?.histRetentionDays ?? config.histRetentionDays,
   });
+  opened.push('retention', stopRetention);
+  graceMs = config.shutdownGraceSec * 1000;
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const apiUrl = `http://${host}:${port}${apiMountPath(config)}`;
@@ -215,23 +279,9 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     scheduler,
     close: async () => {
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
-      index.stop();
-      stopRetention();
-      stopMonitor();
-      resources.stop();
-      runEvents.stop();
-      scheduler.stop();
-      await leadership.stop();
-      await unlisten?.();
-      await dispatcher.stop();
-      await remote.stop();
-      await grpc?.close();
-      await executor.drain();
-      await closed;
-      if (options.db === undefined) await db.close().catch((error: unknown) => logger.warn('closing the database failed', { error: toError(error) }));
+      await opened.close();
       logger.info('coordinator stopped');
     },
+    abortLocalRuns: () => executor.stopAll('the coordinator was told to stop at once'),
   };
 }

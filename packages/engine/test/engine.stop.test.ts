@@ -31,6 +31,21 @@ steps:
     assert.deepEqual(processesMatching(`sleep ${marker}`), [], 'no child process survives the stop');
   });
 
+  test('stop with a reason: the run is Aborted with that reason as its error; without one, no error', async () => {
+    const marker = uniqueSleep();
+    const withReason = startYaml(`steps:\n  - sleep ${marker}\n`);
+    const plain = startYaml(`steps:\n  - sleep ${marker}\n`);
+    await withReason.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+    await plain.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+    withReason.handle.stop('the coordinator shut down');
+    plain.handle.stop();
+    const [reasoned, unreasoned] = await Promise.all([withReason.result, plain.result]);
+    assert.equal(reasoned.status, RunStatus.Aborted);
+    assert.equal(reasoned.snapshot.error, 'the coordinator shut down');
+    assert.equal(unreasoned.status, RunStatus.Aborted);
+    assert.equal(unreasoned.snapshot.error, '');
+  });
+
   test('signal_on_stop is sent first; SIGKILL follows after max_clean_up_time_sec', async () => {
     const marker = uniqueSleep();
     const run = startYaml(`

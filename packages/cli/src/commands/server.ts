@@ -12,7 +12,7 @@ export function addServerCommand(program: Command): void {
     .command('server')
     .summary('run the coordinator (REST API, queues, local executor, worker gRPC) on this host')
     .description(
-      `Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data directory; SIGTERM stops it cleanly (running local steps are stopped, the database closed).`,
+      `Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data directory; SIGTERM (or Ctrl-C) stops it cleanly: nothing new starts, running local runs get shutdownGraceSec (default 20; SVC_SHUTDOWN_GRACE_SEC) to finish, the rest are stopped, then the database is closed; a second signal stops local runs at once. If it cannot start (a port in use, no database), it says why and exits with status 1.`,
     )
     .option('--config <file>', 'YAML configuration file (keys as in README; SVC_* env overrides it)')
     .option('--host <host>', 'address to bind (default 127.0.0.1; SVC_HOST)')
@@ -52,12 +52,19 @@ export async function serverCommand(options: ServerOptions): Promise<number> {
   if (coordinator === undefined) return 1;
   process.stdout.write(`Trellis is serving ${coordinator.apiUrl} (DAGs in ${config.dagsDir})\n`);
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const shutdown = (signal: string): void => {
-      logger.info('shutting down', { signal });
+      if (stopping) {
+        logger.warn('second signal: stopping local runs now', { signal });
+        coordinator.abortLocalRuns();
+        return;
+      }
+      stopping = true;
+      logger.info('shutting down: no new work; local runs may finish within the grace', { signal, graceSec: config.shutdownGraceSec });
       coordinator.close().then(resolve, resolve);
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
   });
   return 0;
 }

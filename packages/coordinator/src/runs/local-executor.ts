@@ -13,6 +13,17 @@ import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
 
+/** Whether `work` settles within `ms`; the timer is cleared when the work wins, so it holds no process open. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([work.then(() => true as const), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
  * a shared database has its own, heartbeats under it like a worker, and at start-up fails only
@@ -154,14 +165,25 @@ export class LocalExecutor {
   }
 
   /**
-   * Stops every run and waits for them to end (graceful shutdown). Children on workers are
-   * asked to stop with their parents, but not waited for: their workers may not reach this
-   * coordinator any more.
+   * Graceful shutdown, once nothing admits runs any more: running runs get `graceMs` to finish,
+   * then the rest are stopped with a reason and waited for. Children on workers are waited for
+   * within the grace; after it they are asked to stop with their parents, but not waited for:
+   * their workers may not reach this coordinator any more.
    */
-  async drain(): Promise<void> {
-    for (const handle of this.handles.values()) handle.stop();
+  async drain(graceMs: number): Promise<void> {
+    const all = (): Promise<unknown> => Promise.all([...this.finished.values()]);
+    if (this.handles.size > 0) this.deps.logger.info('waiting for local runs to finish', { running: this.finished.size, graceSec: graceMs / 1000 });
+    if (!(await settlesWithin(all(), graceMs))) {
+      this.deps.logger.warn('shutdown grace over: stopping local runs', { running: this.finished.size, graceSec: graceMs / 1000 });
+      this.stopAll(`the coordinator shut down and the run did not finish within the shutdown grace (${graceMs / 1000}s)`);
+    }
     this.closing.abort();
-    await Promise.all([...this.finished.values()]);
+    await all();
+  }
+
+  /** Stops every run now, with the reason as its error (a second signal cuts the shutdown grace short). */
+  stopAll(reason: string): void {
+    for (const handle of this.handles.values()) handle.stop(reason);
   }
 
   /** A stored DAG's file lies in the DAGs folder; an inline spec (no file name) has no folder. */

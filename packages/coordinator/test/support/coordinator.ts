@@ -20,7 +20,8 @@ export async function startTestCoordinator(label: string, dags: Record<string, s
   mkdirSync(join(dir, 'dags'));
   for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
   const { db, cleanup } = options.db !== undefined ? { db: options.db, cleanup: () => Promise.resolve() } : await openTestDb(label);
-  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', ...overrides } });
+  // No shutdown grace: stop() ends whatever a test left running at once.
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', shutdownGraceSec: 0, ...overrides } });
   const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, checkResponses: true, ...options, db });
   return {
     coordinator,

@@ -43,7 +43,8 @@ export class ApprovalError extends Error {
 
 export interface RunHandle {
   readonly done: Promise<RunResult>;
-  stop(): void;
+  /** Aborts the run; `reason`, when given, becomes the run's error (why it was stopped). */
+  stop(reason?: string): void;
   approve(stepName: string, inputs?: ApprovalInputs): void;
   reject(stepName: string, reason?: string): void;
   snapshot(): RunSnapshot;
@@ -106,6 +107,8 @@ export class DagRunner implements RunHandle {
   private finishedAt = '';
   private error = '';
   private stopReason: StopRequest['kind'] | undefined;
+  /** Why the run was stopped, when the caller said (the run's error once it is aborted). */
+  private stopMessage = '';
   private rejected = false;
   /** The DAG's preconditions held back the whole run: no outcome handler runs for it. */
   private notRun = false;
@@ -129,7 +132,8 @@ export class DagRunner implements RunHandle {
     this.done = this.run();
   }
 
-  stop(): void {
+  stop(reason?: string): void {
+    if (this.stopReason === undefined && this.finishedAt === '' && reason !== undefined) this.stopMessage = reason;
     this.requestStop('stop');
   }
 
@@ -282,7 +286,10 @@ export class DagRunner implements RunHandle {
 
   private finalStatus(): RunStatus {
     if (this.rejected) return RunStatus.Rejected;
-    if (this.stopReason === 'stop') return RunStatus.Aborted;
+    if (this.stopReason === 'stop') {
+      if (this.stopMessage !== '') this.error = this.stopMessage;
+      return RunStatus.Aborted;
+    }
     if (this.stopReason === 'dag-timeout') {
       this.error = `run timed out after ${this.dag.timeoutSec}s`;
       return RunStatus.Failed;

@@ -81,6 +81,8 @@ function parametersOf(route: AnyRoute, components: Components): JsonSchema[] {
   };
   add(route.params, 'path');
   add(route.query, 'query');
+  // Every operation takes remoteNode (checked before the route's own query): declared once, here.
+  if (parameters.some((p) => p.name === 'remoteNode')) throw new Error(`${route.operationId} declares remoteNode itself; every route takes it already`);
   add(remoteNodeQuery, 'query');
   return parameters;
 }

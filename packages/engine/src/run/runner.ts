@@ -57,7 +57,6 @@ interface ExecutionOutcome extends StepExecutionResult {
 /** Receives nothing: steps that write straight to their log files have no stream to feed. */
 const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
 
-
 /**
  * The log directory, then the work directory. The host has usually made the log directory's
  * parent already; a plain mkdir first saves the failed call and the error object a recursive

@@ -14,6 +14,7 @@ const routes = [
     summary: 'get',
     tag: 'test',
     params: z.object({ id: z.string() }),
+    response: z.object({ id: z.string() }),
     handler: ({ params }) => {
       if (params.id === 'missing') throw new NotFoundError('no such thing');
       if (params.id === 'boom') throw new Error('internal detail');
@@ -27,6 +28,7 @@ const routes = [
     summary: 'create',
     tag: 'test',
     body: z.object({ name: z.string() }),
+    response: z.object({ name: z.string() }),
     handler: ({ body }) => Promise.resolve({ name: body.name }),
   }),
 ];

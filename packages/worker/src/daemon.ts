@@ -1,6 +1,6 @@
 import { hostname } from 'node:os';
 import type { RunCommandMessage, Task, TaskRef } from '@trellis/core';
-import { ProcessSpawner } from '@trellis/engine';
+import { ProcessSpawner, settlesWithin } from '@trellis/engine';
 import type { WorkerConfig } from './config.js';
 import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
@@ -27,20 +27,6 @@ interface LentPoller {
 }
 
 const sameAttempt = (a: TaskRef, b: TaskRef): boolean => a.dagName === b.dagName && a.dagRunId === b.dagRunId && a.attemptId === b.attemptId;
-
-/**
- * Whether `work` settles within `ms`. The timer is cleared when the work wins: a pending
- * grace-period timer would otherwise keep the process alive long after a drained shutdown.
- */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true as const), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The worker daemon: registers, runs one poller per slot, heartbeats every second, and keeps

@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
-import { runDag, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import { runDag, settlesWithin, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import { getRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
@@ -12,17 +12,6 @@ import { executedParams, insertSubRun } from './masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
-
-/** Whether `work` settles within `ms`; the timer is cleared when the work wins, so it holds no process open. */
-async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-  try {
-    return await Promise.race([work.then(() => true as const), expired]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on

@@ -1,9 +1,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { RunStatus } from '@trellis/core';
-import { MASK } from '@trellis/engine';
+import { NodeStatus, RunStatus } from '@trellis/core';
+import { MASK, readDotenvFiles } from '@trellis/engine';
 import { cleanupRuns, nodeOf, readLog, runYaml, tempDir } from './support/run-yaml.js';
 
 after(cleanupRuns);
@@ -88,6 +88,24 @@ describe('dotenv', () => {
     writeFileSync(join(workingDir, '.env'), 'C=here\n');
     const result = await runYaml(`working_dir: ${workingDir}\n${show}`, { hostEnv });
     assert.equal(readLog(nodeOf(result, 's').stdout), '||here||');
+  });
+
+  test('a relative path may not climb out of the DAG folder or the working directory', async () => {
+    const parent = tempDir();
+    const dagDir = join(parent, 'dags');
+    mkdirSync(dagDir);
+    writeFileSync(join(parent, '.env'), 'A=the-coordinators-own-token\n');
+    const result = await runYaml(`dotenv: ../.env\n${show}`, { hostEnv, baseDir: dagDir });
+    assert.equal(result.snapshot.status, RunStatus.Failed);
+    assert.match(result.snapshot.error ?? '', /dotenv \.\.\/\.env: a relative path must stay inside/);
+    assert.equal(nodeOf(result, 's').status, NodeStatus.NotStarted);
+    assert.deepEqual(await readDotenvFiles(['../.env', '.env'], dagDir), {});
+  });
+
+  test('an entry that is not a regular file fails the run instead of being read', async () => {
+    const result = await runYaml(`dotenv: /dev/zero\n${show}`, { hostEnv });
+    assert.equal(result.snapshot.status, RunStatus.Failed);
+    assert.match(result.snapshot.error ?? '', /dotenv \/dev\/zero: not a regular file/);
   });
 });
 

@@ -1,7 +1,10 @@
-import { readFile } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { parse } from 'dotenv';
-import type { SecretRef } from '@trellis/core';
+import { relativeUnder, type SecretRef } from '@trellis/core';
+
+/** Larger than any real dotenv file: a bound on what one entry (`/dev/zero`, a log) can make a host read. */
+export const MAX_DOTENV_BYTES = 1024 * 1024;
 
 /** The host variables a step may see, by the contract; everything else is filtered out. */
 const ALLOWED = new Set([
@@ -31,7 +34,7 @@ export function filterHostEnv(host: NodeJS.ProcessEnv, passthrough: string[] = [
 export async function loadDotenv(files: string[], dirs: string[], read: Record<string, string> = {}): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of files) {
-    const text = isAbsolute(file) ? await readFirst([file]) : (read[file] ?? (await readFirst(dirs.map((dir) => join(dir, file)))));
+    const text = isAbsolute(file) ? await readFirst([file]) : (read[file] ?? (await readFirst(dirs.map((dir) => insideOf(dir, file)))));
     if (text !== undefined) Object.assign(out, parse(text));
   }
   return out;
@@ -45,23 +48,46 @@ export async function loadDotenv(files: string[], dirs: string[], read: Record<s
 export async function readDotenvFiles(files: string[], dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   for (const file of files) {
-    if (isAbsolute(file)) continue;
+    if (isAbsolute(file) || relativeUnder(dir, join(dir, file)) === undefined) continue;
     const text = await readFirst([join(dir, file)]).catch(() => undefined);
     if (text !== undefined) out[file] = text;
   }
   return out;
 }
 
+/**
+ * A relative entry joined to `dir`, refused when it climbs out of it: `../.env` beside the DAGs
+ * folder is the coordinator's own file (its worker token, its database URL), not the DAG's.
+ */
+function insideOf(dir: string, file: string): string {
+  const path = join(dir, file);
+  if (relativeUnder(dir, path) === undefined) throw new Error(`dotenv ${file}: a relative path must stay inside the DAG's folder or its working directory`);
+  return path;
+}
+
 /** The first of `paths` that exists; none is normal (the default `.env` rarely exists). */
 async function readFirst(paths: string[]): Promise<string | undefined> {
   for (const path of paths) {
     try {
-      return await readFile(path, 'utf8');
+      return await readRegularFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`dotenv ${path}: ${(error as Error).message}`);
     }
   }
   return undefined;
+}
+
+/** A regular file of at most MAX_DOTENV_BYTES, checked on the open handle so no swap in between is read. */
+async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, 'r');
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new Error('not a regular file');
+    if (info.size > MAX_DOTENV_BYTES) throw new Error(`larger than ${MAX_DOTENV_BYTES} bytes`);
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Resolves `secrets:` from the host environment or files; a missing secret fails the run before any step. */

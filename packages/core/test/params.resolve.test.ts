@@ -126,7 +126,7 @@ describe('resolving typed params', () => {
 describe('reserved names', () => {
   test('undeclared params may not set process or service variables; declared ones may', () => {
     const legacy = parseParamsField('WHO=x LC_MESSAGES=C', 'params').value;
-    for (const name of ['PATH', 'HOME', 'DAG_RUN_ID', 'SVC_TOKEN', 'LD_PRELOAD', 'BASH_ENV', 'ITEM']) {
+    for (const name of ['PATH', 'HOME', 'DAG_RUN_ID', 'SVC_TOKEN', 'LD_PRELOAD', 'BASH_ENV', 'ITEM', 'JAVA_TOOL_OPTIONS', 'GCONV_PATH', 'PERL5DB', 'GIT_SSH_COMMAND', 'GIT_EXEC_PATH', 'ZDOTDIR', 'PYTHONWARNINGS', 'PYTHONBREAKPOINT']) {
       const result = resolveStartParams(legacy, JSON.stringify({ [name]: 'x' }));
       assert.equal(result.ok, false, name);
       if (!result.ok) assert.match(result.errors.join(), new RegExp(`^params\\.${name}: is a reserved variable name`));

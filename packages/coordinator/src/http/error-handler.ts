@@ -48,12 +48,12 @@ export function errorHandler(logger: Logger) {
     }
     const error = toError(raw);
     let apiError = error instanceof ApiError ? error : fromExpress(error);
+    const requestId = requestIdOf(res);
     if (apiError === undefined && isConnectionError(raw)) {
       // Not a fault of this request, nor a bug: the database is down or restarting. Clients may retry.
-      logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], error });
+      logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
       apiError = new ServiceUnavailableError('the database is unreachable; try again shortly');
     }
-    const requestId = requestIdOf(res);
     if (apiError === undefined) {
       logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
       apiError = new InternalError('internal server error');

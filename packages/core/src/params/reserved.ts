@@ -12,9 +12,11 @@ const RESERVED_NAMES = new Set([
   'ITEM', 'WEBHOOK_PAYLOAD',
   // read by shells and runtimes at start-up: each can make a step run other code
   'ENV', 'BASH_ENV', 'IFS', 'CDPATH', 'PS4', 'SHELLOPTS', 'BASHOPTS', 'GLOBIGNORE', 'PROMPT_COMMAND',
-  'NODE_OPTIONS', 'NODE_PATH', 'PYTHONPATH', 'PYTHONSTARTUP', 'PYTHONHOME', 'PERL5OPT', 'PERL5LIB', 'RUBYOPT', 'RUBYLIB',
+  'ZDOTDIR', 'PERL5OPT', 'PERL5LIB', 'PERLLIB', 'PERL5DB', 'RUBYOPT', 'RUBYLIB', 'JAVA_TOOL_OPTIONS', '_JAVA_OPTIONS', 'JDK_JAVA_OPTIONS', 'CLASSPATH',
+  'GCONV_PATH', 'HOSTALIASES', 'RESOLV_HOST_CONF', 'LOCALDOMAIN', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'CURL_CA_BUNDLE', 'EDITOR', 'VISUAL', 'PAGER',
 ]);
-const RESERVED_PREFIXES = ['DAG_', 'SVC_', 'LC_', 'KUBERNETES_', 'TRELLIS_', 'LD_', 'DYLD_', 'BASH_FUNC_'];
+// Whole families of runtime hooks: GIT_SSH_COMMAND, GIT_EXEC_PATH, PYTHONSTARTUP, PYTHONBREAKPOINT, NODE_OPTIONS, ...
+const RESERVED_PREFIXES = ['DAG_', 'SVC_', 'LC_', 'KUBERNETES_', 'TRELLIS_', 'LD_', 'DYLD_', 'BASH_FUNC_', 'GIT_', 'PYTHON', 'NODE_', 'NPM_CONFIG_', 'npm_config_'];
 
 export function isReservedParamName(name: string): boolean {
   return RESERVED_NAMES.has(name) || RESERVED_PREFIXES.some((prefix) => name.startsWith(prefix));

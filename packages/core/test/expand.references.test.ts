@@ -147,4 +147,32 @@ describe('expandForShell', () => {
   test('escapes, unresolved references and other $ forms stay for the shell', () => {
     assert.deepEqual(forShell('echo $${NAME} ${MISSING} ${NAME:-x} $NAME $(date)'), { text: 'echo ${NAME} ${MISSING} ${NAME:-x} $NAME $(date)', bound: [] });
   });
+
+  test('a comment is no quoting context: its apostrophes open nothing, its references stay as written', () => {
+    assert.deepEqual(forShell(`# don't\necho "hi \${NAME}"`), { text: `# don't\necho "hi \${V0}"`, bound: ['world'] });
+    assert.deepEqual(forShell(`echo a; # it's \${NAME}\necho '\${NUM}'`), { text: `echo a; # it's \${NAME}\necho ''"\${V0}"''`, bound: ['42'] });
+    assert.deepEqual(forShell(`x=$(echo a # it's\n) && echo \${NAME}`), { text: `x=$(echo a # it's\n) && echo \${V0}`, bound: ['world'] });
+  });
+
+  test('a # inside a word or inside quotes starts no comment', () => {
+    assert.deepEqual(forShell(`echo "it's # not a comment \${NAME}"`), { text: `echo "it's # not a comment \${V0}"`, bound: ['world'] });
+    assert.deepEqual(forShell(`echo a#'\${NAME}' \${NUM}#x $((16#ff)) '\${NAME}'`), { text: `echo a#''"\${V0}"'' \${V1}#x $((16#ff)) ''"\${V2}"''`, bound: ['world', '42', 'world'] });
+  });
+
+  test('an unquoted heredoc body expands references without quote juggling, up to its delimiter', () => {
+    assert.deepEqual(forShell(`cat <<EOF\nit's \${NAME} "\${NUM}"\nEOF\necho '\${NAME}'`), { text: `cat <<EOF\nit's \${V0} "\${V1}"\nEOF\necho ''"\${V2}"''`, bound: ['world', '42', 'world'] });
+    assert.deepEqual(forShell(`cat <<A <<B; echo it\\'s\nit's \${NAME}\nA\n$(echo 'x') \${NUM}\nB\necho '\${NAME}'`), { text: `cat <<A <<B; echo it\\'s\nit's \${V0}\nA\n$(echo 'x') \${V1}\nB\necho ''"\${V2}"''`, bound: ['world', '42', 'world'] });
+    assert.deepEqual(forShell(`echo $((1<<2)) '\${NAME}' <<<"it's"`), { text: `echo $((1<<2)) ''"\${V0}"'' <<<"it's"`, bound: ['world'] });
+  });
+
+  test('a quoted heredoc body keeps references as written, as the shell keeps $NAME there', () => {
+    for (const delimiter of [`'EOF'`, `"EOF"`, `\\EOF`, `E"O"F`]) {
+      assert.deepEqual(forShell(`cat << ${delimiter}\nit's \${NAME}\nEOF\necho '\${NUM}'`), { text: `cat << ${delimiter}\nit's \${NAME}\nEOF\necho ''"\${V0}"''`, bound: ['42'] }, delimiter);
+    }
+  });
+
+  test('<<- ends the body at a delimiter line indented with tabs', () => {
+    assert.deepEqual(forShell(`if true; then\n\tcat <<-EOF\n\tit's \${NAME}\n\tEOF x \${NUM}\n\t\tEOF\nfi\necho '\${NUM}'`), { text: `if true; then\n\tcat <<-EOF\n\tit's \${V0}\n\tEOF x \${V1}\n\t\tEOF\nfi\necho ''"\${V2}"''`, bound: ['world', '42', '42'] });
+    assert.deepEqual(forShell(`cat <<EOF\n\tEOF\nit's \${NAME}\nEOF`), { text: `cat <<EOF\n\tEOF\nit's \${V0}\nEOF`, bound: ['world'] });
+  });
 });

@@ -71,6 +71,23 @@ describe('params in shell commands are data, never code', () => {
     assert.equal(readLog(nodeOf(result, 'consume').stdout), `name=$(touch ${marker})\n`);
   });
 
+  test('an apostrophe in a comment changes no quoting: the value is printed exactly', async () => {
+    const yaml = ['params: "WHO=nobody"', 'steps:', '  - name: s', '    script: |', "      # don't", '      echo "hi ${WHO}"', ''].join('\n');
+    const result = await runYaml(yaml, { hostEnv, paramsJson: JSON.stringify({ WHO: 'bob' }) });
+    assert.equal(result.status, RunStatus.Success);
+    assert.equal(readLog(nodeOf(result, 's').stdout), 'hi bob\n');
+  });
+
+  test('an unquoted heredoc expands the value as data; a quoted one keeps the reference as written', async () => {
+    const marker = join(tempDir(), 'pwned');
+    const yaml = ['params: "WHO=nobody"', 'steps:', '  - name: s', '    script: |', '      cat <<EOF', "      it's ${WHO}", '      EOF', "      cat <<'EOF'", "      it's ${WHO}", '      EOF', "      echo 'after ${WHO}'", ''].join('\n');
+    const value = `'; touch ${marker}; echo '`;
+    const result = await runYaml(yaml, { hostEnv, paramsJson: JSON.stringify({ WHO: value }) });
+    assert.equal(result.status, RunStatus.Success);
+    assert.equal(existsSync(marker), false);
+    assert.equal(readLog(nodeOf(result, 's').stdout), `it's ${value}\nit's \${WHO}\nafter ${value}\n`);
+  });
+
   test('a non-shell interpreter still gets the value substituted as text', async () => {
     const result = await runYaml('params: "WHO=world"\nsteps:\n  - name: s\n    command: node\n    script: console.log("hi ${WHO}")\n', { hostEnv });
     assert.equal(readLog(nodeOf(result, 's').stdout), 'hi world\n');

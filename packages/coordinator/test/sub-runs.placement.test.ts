@@ -50,6 +50,8 @@ Object.assign(DAGS, {
   'secret-inproc': secretParent('', ''),
   'secret-to-worker': secretParent('', '    worker_selector:\n      pool: x\n'),
   'secret-remote': secretParent('worker_selector:\n  pool: x\n', ''),
+  // The secret is the item of a `parallel` step: the child's ITEM.
+  'secret-fan': `secrets:\n  - {name: API_TOKEN, provider: env, key: TRELLIS_TEST_SUB_SECRET}\nsteps:\n  - name: fan\n    call: secret-item-child\n    parallel: "\${API_TOKEN}"\n---\nname: secret-item-child\nsteps:\n  - name: show\n    command: echo "item=$ITEM sha=$(printf %s "$ITEM" | sha256sum | cut -c1-16)"\n`,
 });
 
 let t: TestCoordinator;
@@ -237,4 +239,39 @@ describe("a parent's secret handed to a sub-run as a param", () => {
       assert.deepEqual(leaks, { runs: 0, nodes: 0, outputs: 0 });
     });
   }
+
+  async function leakedRuns(): Promise<number> {
+    const [row] = await t.coordinator.db.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE params LIKE $1 OR error LIKE $1 OR run_env::text LIKE $1', [`%${SECRET}%`]);
+    return row?.n ?? -1;
+  }
+
+  test('a retry under a new id and a reschedule of such a child run with the real value and show it masked', async () => {
+    await start('secret-inproc', 'secret-again');
+    assert.equal((await ended('secret-inproc', 'secret-again')).status, 4);
+    const [child] = await childrenOf('secret-again');
+    assert.ok(child);
+    for (const [action, id] of [['retry', 'secret-child-retried'], ['reschedule', 'secret-child-rescheduled']] as const) {
+      const res = await t.call('POST', `/dag-runs/secret-child/${child.dagRunId}/${action}`, { dagRunId: id });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      const again = await ended('secret-child', id);
+      assert.equal(again.status, 4, String(again.error));
+      assert.deepEqual(JSON.parse(String(again.params)), [{ name: 'TOKEN', value: MASK }], id);
+      assert.equal(await stepLog('secret-child', id, 'show'), `token=${MASK} sha=${sha}`, `${id} ran with the real value and masked it`);
+    }
+    assert.equal(await leakedRuns(), 0);
+  });
+
+  test('a secret that is the ITEM of a parallel child reaches it, and its record (and a retry of it) shows ITEM masked', async () => {
+    await start('secret-fan', 'secret-fan-1');
+    assert.equal((await ended('secret-fan', 'secret-fan-1')).status, 4);
+    const [child] = await childrenOf('secret-fan-1');
+    assert.ok(child);
+    assert.deepEqual(child.runEnv, { ITEM: MASK });
+    assert.equal(await stepLog('secret-item-child', child.dagRunId, 'show'), `item=${MASK} sha=${sha}`);
+    const retried = await t.call('POST', `/dag-runs/secret-item-child/${child.dagRunId}/retry`, { dagRunId: 'secret-item-retried' });
+    assert.equal(retried.status, 200, JSON.stringify(retried.json));
+    assert.equal((await ended('secret-item-child', 'secret-item-retried')).status, 4);
+    assert.equal(await stepLog('secret-item-child', 'secret-item-retried', 'show'), `item=${MASK} sha=${sha}`);
+    assert.equal(await leakedRuns(), 0);
+  });
 });

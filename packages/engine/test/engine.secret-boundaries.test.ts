@@ -77,4 +77,34 @@ steps:
     for (const file of readdirSync(childDir)) if (file.endsWith('.out') || file.endsWith('.log')) assert.doesNotMatch(readLog(join(childDir, file)), new RegExp(SECRET), file);
     assert.equal(result.outputs.outputs.child, JSON.stringify({ used: `token=${MASK} plain=visible` }));
   });
+
+  test('a secret with a quote and a newline, passed in object params, is masked in the parent and handed to the child to mask', async () => {
+    const pem = 'BEGIN "key"\nline-7c1e9a\\end';
+    const launched: Array<{ params: string; maskValues: string[] }> = [];
+    const result = await runYaml(
+      `
+secrets:
+  - {name: PEM, provider: env, key: PEM_SOURCE}
+steps:
+  - name: child
+    call: worker
+    params: {KEY: "\${PEM}", PLAIN: visible}
+---
+name: worker
+steps: [echo]
+`,
+      {
+        hostEnv: { ...hostEnv, PEM_SOURCE: pem },
+        launchSubRun: (request) => {
+          launched.push({ params: request.params, maskValues: request.maskValues ?? [] });
+          return { done: Promise.resolve({ status: RunStatus.Success, outputs: {} }), stop: () => undefined };
+        },
+      },
+    );
+    assert.equal(result.status, RunStatus.Success, result.snapshot.error);
+    assert.deepEqual(JSON.parse(launched[0]?.params ?? ''), { KEY: pem, PLAIN: 'visible' });
+    assert.deepEqual(launched[0]?.maskValues, [pem]);
+    assert.deepEqual(JSON.parse(nodeOf(result, 'child').subRuns[0]?.params ?? ''), { KEY: MASK, PLAIN: 'visible' });
+    assert.ok(!JSON.stringify(result.reporter.snapshots).includes('line-7c1e9a'));
+  });
 });

@@ -110,6 +110,45 @@ steps: [echo]
     assert.deepEqual(nodeOf(result, 'fan').subRuns.map((s) => s.params), launched.map((l) => l.params));
   });
 
+  test('parallel: when one item\'s params cannot be expanded, no further child starts, started ones are stopped, the step fails', async () => {
+    const launched: string[] = [];
+    const stopped: string[] = [];
+    const big = 'x'.repeat(600 * 1024);
+    const result = await runYaml(
+      `
+steps:
+  - name: fan
+    call: worker
+    parallel:
+      items: [a, ${big}, c, d]
+      max_concurrent: 2
+    params: "X=\${ITEM}\${ITEM}"
+---
+name: worker
+params: X
+steps: [echo]
+`,
+      {
+        launchSubRun: (request) => {
+          launched.push(request.params);
+          let cancel: () => void = () => undefined;
+          const done = new Promise<{ status: RunStatus; outputs: Record<string, string> }>((resolve) => (cancel = () => resolve({ status: RunStatus.Aborted, outputs: {} })));
+          return {
+            done,
+            stop: () => {
+              stopped.push(request.params);
+              cancel();
+            },
+          };
+        },
+      },
+    );
+    assert.equal(result.status, RunStatus.Failed);
+    assert.deepEqual(launched, ['X=aa']);
+    assert.deepEqual(stopped, ['X=aa']);
+    assert.match(nodeOf(result, 'fan').error, /sub-run 1: .*expan/i);
+  });
+
   test('without a launcher, a sub-DAG step fails with a clear error', async () => {
     const result = await runYaml('steps:\n  - {name: c, call: other}\n', { launchSubRun: undefined });
     assert.match(nodeOf(result, 'c').error, /sub-DAG runs are not available/);

@@ -2,7 +2,7 @@ import type { Task } from '@trellis/core';
 import { readDotenvFiles } from '@trellis/engine';
 import type { Db, RunRecord } from '@trellis/store';
 import type { SpecCache } from '../runs/spec-cache.js';
-import { executedParams } from '../runs/masked-params.js';
+import { executedInputs } from '../runs/masked-params.js';
 
 /** The DAG's relative dotenv files beside its file (a stored DAG's, in the DAGs folder); an inline spec has none. */
 async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Record<string, string>> {
@@ -13,7 +13,7 @@ async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string):
 
 /** What a worker needs to run an admitted run: its identity, the exact definition, its params and dotenv files. */
 export async function taskFor(db: Db, specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Task> {
-  const { paramsJson, maskValues } = await executedParams(db, run);
+  const { paramsJson, runEnv, maskValues } = await executedInputs(db, run);
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
     rootDagRunName: run.rootDagRunName,
@@ -24,7 +24,7 @@ export async function taskFor(db: Db, specs: SpecCache, run: RunRecord, dagsDir:
     fileName: run.fileName,
     paramsJson,
     // Run-level variables recorded with the run (ITEM of a `parallel` sub-run).
-    env: run.runEnv,
+    env: runEnv,
     secrets: {},
     queuedAt: run.queuedAt?.toISOString() ?? '',
     dotenvFiles: await dotenvFilesOf(specs, run, dagsDir),

@@ -8,7 +8,7 @@ import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
-import { executedParams, insertSubRun } from './masked-params.js';
+import { executedInputs, insertSubRun } from './masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
@@ -90,7 +90,7 @@ export class LocalExecutor {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
     }
-    const { paramsJson, maskValues } = await executedParams(this.deps.db, run);
+    const { paramsJson, runEnv, maskValues } = await executedInputs(this.deps.db, run);
     let params: ResolvedParams;
     try {
       params = JSON.parse(paramsJson) as ResolvedParams;
@@ -115,7 +115,7 @@ export class LocalExecutor {
       logDir: dirname(run.logFile),
       ...this.dagFileDir(run),
       reporter,
-      env: run.runEnv,
+      env: runEnv,
       maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       streamLogs: false,

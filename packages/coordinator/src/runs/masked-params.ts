@@ -1,6 +1,6 @@
 import type { ResolvedParams } from '@trellis/core';
-import { SecretMasker } from '@trellis/engine';
-import { getSecretParams, insertRun, saveSecretParams, type Db, type NewRun, type RunRecord } from '@trellis/store';
+import { MASK, SecretMasker } from '@trellis/engine';
+import { getSecretParams, insertRun, saveSecretParams, type Db, type NewRun, type Queryable, type RunRecord } from '@trellis/store';
 
 /** A run's params as its record shows them: the secret values a parent handed in, masked (value by value, not in the JSON text, where escaping could hide one). */
 export function maskedParamsJson(params: ResolvedParams, maskValues: string[]): string {
@@ -8,23 +8,43 @@ export function maskedParamsJson(params: ResolvedParams, maskValues: string[]): 
   return JSON.stringify(params.map((param) => ({ ...param, value: masker.mask(param.value) })));
 }
 
-/**
- * Records a sub-run whose params may carry its parent's secrets: `runs.params` shows them
- * masked, and the params in clear wait in run_secret_params for whoever executes the run.
- */
-export async function insertSubRun(db: Db, run: Omit<NewRun, 'params'>, params: ResolvedParams, maskValues: string[]): Promise<RunRecord> {
-  const shown = maskedParamsJson(params, maskValues);
-  const clear = JSON.stringify(params);
-  if (shown === clear) return insertRun(db, { ...run, params: clear });
-  return db.transaction(async (tx) => {
-    const record = await insertRun(tx, { ...run, params: shown });
-    await saveSecretParams(tx, record.id, { params: clear, maskValues });
-    return record;
-  });
+function maskedEnv(env: Record<string, string>, maskValues: string[]): Record<string, string> {
+  const masker = new SecretMasker(maskValues);
+  return Object.fromEntries(Object.entries(env).map(([name, value]) => [name, masker.mask(value)]));
 }
 
-/** The params a run executes with (in clear) and the values it must mask; only sub-runs can have secret ones. */
-export async function executedParams(db: Db, run: RunRecord): Promise<{ paramsJson: string; maskValues: string[] }> {
-  const secret = run.parentDagRunId !== '' ? await getSecretParams(db, run.id) : undefined;
-  return secret !== undefined ? { paramsJson: secret.params, maskValues: secret.maskValues } : { paramsJson: run.params, maskValues: [] };
+/**
+ * Records a run whose params or run-level variables (ITEM) may carry a parent's secrets: a
+ * sub-run, or a new run made from one. `runs.params` and `runs.run_env` show them masked, and
+ * the clear ones wait in run_secret_params for whoever executes the run. `q`: one transaction.
+ */
+export async function insertMaskedRun(q: Queryable, run: Omit<NewRun, 'params'>, params: ResolvedParams, maskValues: string[]): Promise<RunRecord> {
+  const shown = maskedParamsJson(params, maskValues);
+  const clear = JSON.stringify(params);
+  const env = run.runEnv ?? {};
+  const shownEnv = maskedEnv(env, maskValues);
+  const envHasSecret = JSON.stringify(shownEnv) !== JSON.stringify(env);
+  if (shown === clear && !envHasSecret) return insertRun(q, { ...run, params: clear });
+  const record = await insertRun(q, { ...run, params: shown, runEnv: shownEnv });
+  await saveSecretParams(q, record.id, { params: clear, maskValues, ...(envHasSecret ? { runEnv: env } : {}) });
+  return record;
+}
+
+export function insertSubRun(db: Db, run: Omit<NewRun, 'params'>, params: ResolvedParams, maskValues: string[]): Promise<RunRecord> {
+  return db.transaction((tx) => insertMaskedRun(tx, run, params, maskValues));
+}
+
+/** What a run executes with: its params and run-level variables in clear, and the values it must mask. */
+export interface ExecutedInputs {
+  paramsJson: string;
+  runEnv: Record<string, string>;
+  maskValues: string[];
+}
+
+/** A run's inputs in clear; only a run whose record shows a mask can have secret ones (a sub-run, or a retry or reschedule of one). */
+export async function executedInputs(db: Db, run: RunRecord): Promise<ExecutedInputs> {
+  const masked = run.params.includes(MASK) || Object.values(run.runEnv).some((value) => value.includes(MASK));
+  const secret = masked ? await getSecretParams(db, run.id) : undefined;
+  if (secret === undefined) return { paramsJson: run.params, runEnv: run.runEnv, maskValues: [] };
+  return { paramsJson: secret.params, runEnv: secret.runEnv ?? run.runEnv, maskValues: secret.maskValues };
 }

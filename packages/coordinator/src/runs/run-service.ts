@@ -9,7 +9,7 @@ import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReached
 import type { Dispatcher } from './dispatcher.js';
 import type { LocalExecutor } from './local-executor.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
-import { insertSubRun } from './masked-params.js';
+import { executedInputs, insertMaskedRun, insertSubRun } from './masked-params.js';
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../dispatch/placement.js';
 import { queuedConditions, type ConditionDeps } from '../dispatch/conditions.js';
@@ -31,6 +31,8 @@ export interface StartRequest {
   singleton?: 'already_running' | 'max_run_reached';
   /** Run-level variables (a retry of a `parallel` sub-run keeps its ITEM); default none. */
   runEnv?: Record<string, string>;
+  /** Secret values that params and runEnv carry (a new run of a sub-run that was handed its parent's secrets): recorded masked. */
+  maskValues?: string[];
 }
 
 export interface RunServiceDeps {
@@ -76,14 +78,13 @@ export class RunService {
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
     try {
-      const run = await insertRun(q, {
+      const newRun = {
         ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
         dagName,
         dagRunId,
         fileName: request.fileName,
         attemptId: randomUUID(),
         status: RunStatus.Queued,
-        params: JSON.stringify(params.params),
         queueName,
         logFile: runLogFile(dagLogRoot(this.deps.logDir, request.dag), dagName, dagRunId, 1),
         specYaml: request.yaml,
@@ -92,7 +93,12 @@ export class RunService {
         noReuse: request.noReuse ?? false,
         ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
         ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
-      });
+      };
+      const maskValues = request.maskValues ?? [];
+      const run =
+        maskValues.length === 0
+          ? await insertRun(q, { ...newRun, params: JSON.stringify(params.params) })
+          : await (tx !== undefined ? insertMaskedRun(tx, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, newRun, params.params, maskValues)));
       if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
       return run;
     } catch (error) {
@@ -178,8 +184,8 @@ export class RunService {
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
     if (newRunId !== undefined && newRunId !== run.dagRunId) {
       const dag = this.dagOf(yaml, run);
-      const request: StartRequest = { yaml, fileName: run.fileName, dag, params: paramsObject(run.params), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry', runEnv: run.runEnv };
-      if (run.queueName !== run.dagName) request.queue = run.queueName;
+      const request: StartRequest = { yaml, fileName: run.fileName, dag, ...(await this.inputsOf(run)), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry' };
+      if (keepsQueue(run)) request.queue = run.queueName;
       return this.enqueue(request);
     }
     const logRoot = dagLogRoot(this.deps.logDir, this.dagOf(yaml, run));
@@ -193,9 +199,9 @@ export class RunService {
   async reschedule(run: RunRecord, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
     const yaml = await getSpecYaml(this.deps.db, run.specHash);
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
-    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), params: paramsObject(run.params), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached', runEnv: run.runEnv };
+    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), ...(await this.inputsOf(run)), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached' };
     if (newRunId !== undefined) request.dagRunId = newRunId;
-    if (run.queueName !== run.dagName) request.queue = run.queueName;
+    if (keepsQueue(run)) request.queue = run.queueName;
     return this.enqueue(request);
   }
 
@@ -213,12 +219,26 @@ export class RunService {
     if (this.deps.db.capabilities.crossProcessNotify && this.deps.hasPeers()) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }
 
+  /** The params, run-level variables and mask values a new run of `run` starts with: the clear ones it executed with, not its masked record. */
+  private async inputsOf(run: RunRecord): Promise<Pick<StartRequest, 'params' | 'runEnv' | 'maskValues'>> {
+    const inputs = await executedInputs(this.deps.db, run);
+    return { params: paramsObject(inputs.paramsJson), runEnv: inputs.runEnv, maskValues: inputs.maskValues };
+  }
+
   private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {
     const picked = selectDag(yaml, run.fileName || run.dagName, run.dagName);
     if (picked.dag === undefined) throw new BadRequestError(picked.error ?? 'the recorded definition holds no DAG');
     return picked.dag;
   }
 
+}
+
+/**
+ * Whether a new run of `run` waits in the same named queue. A sub-run's queue is its parent's
+ * unlimited sub-queue, no configured queue: a new run of it has no parent and takes its DAG's.
+ */
+function keepsQueue(run: RunRecord): boolean {
+  return run.queueName !== run.dagName && run.parentDagRunId === '';
 }
 
 /** Stored params ([{name, value}]) back into a start request's JSON object (named) or array (positional). */

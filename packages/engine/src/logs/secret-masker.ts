@@ -1,11 +1,22 @@
 export const MASK = '*******';
 
-/** Replaces every secret value with the mask. Longer secrets first, so a secret containing another is masked whole. */
+/** How `value` appears inside a JSON string (a PEM key or JSON credential has `"`, `\` or newlines escaped there). */
+function jsonEscaped(value: string): string {
+  return JSON.stringify(value).slice(1, -1);
+}
+
+/**
+ * Replaces every secret value with the mask, in its raw form and in its JSON-escaped form (params
+ * given as an object reach a child as JSON text). Longer forms first, so a secret containing
+ * another is masked whole.
+ */
 export class SecretMasker {
+  private readonly secrets: Array<{ value: string; forms: string[] }>;
   private readonly values: string[];
 
   constructor(secrets: Iterable<string>) {
-    this.values = [...new Set([...secrets].filter((s) => s.length > 0))].sort((a, b) => b.length - a.length);
+    this.secrets = [...new Set([...secrets].filter((s) => s.length > 0))].map((value) => ({ value, forms: [...new Set([value, jsonEscaped(value)])] }));
+    this.values = [...new Set(this.secrets.flatMap((s) => s.forms))].sort((a, b) => b.length - a.length);
   }
 
   get active(): boolean {
@@ -18,9 +29,9 @@ export class SecretMasker {
     return out;
   }
 
-  /** The secret values that occur in `texts` (what a child run must mask when handed them). */
+  /** The secret values that occur in `texts`, raw or JSON-escaped (what a child run must mask when handed them). */
   valuesIn(...texts: string[]): string[] {
-    return this.values.filter((value) => texts.some((text) => text.includes(value)));
+    return this.secrets.filter((s) => s.forms.some((form) => texts.some((text) => text.includes(form)))).map((s) => s.value);
   }
 
   /**

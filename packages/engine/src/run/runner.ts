@@ -754,13 +754,23 @@ export class DagRunner implements RunHandle {
     const list = items ?? [undefined];
     const localDag = this.options.localDags?.find((d) => d.name === dagName);
     const results: Array<{ status: RunStatus; outputs: Record<string, string>; error?: string }> = [];
+    const started = new Set<SubRunHandle>();
+    let failure: string | undefined;
     let next = 0;
     const worker = async (): Promise<void> => {
-      while (next < list.length && this.stopReason === undefined) {
+      while (next < list.length && this.stopReason === undefined && failure === undefined) {
         const index = next++;
         const item = list[index];
         const itemText = item === undefined ? undefined : typeof item === 'string' ? item : JSON.stringify(item);
-        const params = this.subRunParams(node.step, itemText);
+        let params: string;
+        try {
+          params = this.subRunParams(node.step, itemText);
+        } catch (error) {
+          // One item's params cannot be built: launch no more and stop this step's children, so none outlives the failed node.
+          failure = `sub-run ${index}: ${(error as Error).message}`;
+          for (const child of started) child.stop();
+          return;
+        }
         const dagRunId = this.childRunId(node, index);
         const ref = { dagRunId, name: dagName, params: this.masker.mask(params), status: RunStatus.Running as RunStatus, statusLabel: runStatusLabel(RunStatus.Running) };
         node.subRuns.push(ref);
@@ -776,8 +786,10 @@ export class DagRunner implements RunHandle {
           maskValues: this.masker.valuesIn(params, ...(itemText !== undefined ? [itemText] : [])),
         });
         this.children.add(handle);
+        started.add(handle);
         const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));
         this.children.delete(handle);
+        started.delete(handle);
         ref.status = result.status;
         ref.statusLabel = runStatusLabel(result.status);
         results[index] = result;
@@ -786,6 +798,7 @@ export class DagRunner implements RunHandle {
     };
     const concurrency = items !== undefined ? Math.max(1, node.step.parallel?.maxConcurrent ?? 1) : 1;
     await Promise.all(Array.from({ length: Math.min(concurrency, list.length) }, () => worker()));
+    if (failure !== undefined) return node.finish(NodeStatus.Failed, failure);
     this.settleSubDags(node, results, items !== undefined);
   }
 

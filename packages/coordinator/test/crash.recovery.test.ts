@@ -3,64 +3,23 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { join } from 'node:path';
+import { ServerProcesses } from './support/server-process.js';
 
-const root = resolve(import.meta.dirname, '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'trellis-crash-'));
-const serverUrl = process.env.TRELLIS_TEST_DATABASE_URL;
-const schema = `t_crash_${randomBytes(4).toString('hex')}`;
-const children: ChildProcess[] = [];
+const servers = new ServerProcesses('crash', dir);
 // Runs in flight at the crash sleep this long (a unique value, to find their orphaned processes).
 const LONG_SLEEP = `31.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
 after(async () => {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await servers.cleanup();
   // kill -9 of the coordinator cannot reach the steps' process groups; clean them up here.
   spawn('pkill', ['-f', `sleep ${LONG_SLEEP}`]);
-  if (serverUrl !== undefined) {
-    const client = new pg.Client({ connectionString: serverUrl });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
-  }
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** The database the server processes use: a fresh schema on the PostgreSQL server, else PGlite under the data dir. */
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (serverUrl === undefined) return {};
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(`CREATE SCHEMA "${schema}"`);
-  await client.end();
-  const url = new URL(serverUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { DATABASE_URL: url.toString() };
-}
-
 async function startServer(env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), join(root, 'packages/cli/src/main.ts'), 'server', '--config', join(dir, 'trellis.yaml'), '--port', String(port)], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`server did not start: ${output}`);
+  return (await servers.start(['--config', join(dir, 'trellis.yaml')], env, port)).child;
 }
 
 type Run = { dagRunId: string; status: number; error: string };
@@ -70,7 +29,7 @@ async function runs(port: number, name = 'sleeper'): Promise<Run[]> {
   return ((await res.json()) as { dagRuns: Run[] }).dagRuns;
 }
 
-test('kill -9 with 50 local runs in flight: after a restart every run ends, none stays Running, the API answers; a failed parent takes its queued child with it', { timeout: 120_000 }, async () => {
+test('kill -9 with 50 local runs in flight: after a restart every run ends, none stays Running, the API answers; a failed parent takes its queued child with it', { timeout: 360_000 }, async () => {
   mkdirSync(join(dir, 'dags'));
   writeFileSync(join(dir, 'trellis.yaml'), 'dagsDir: ./dags\ndataDir: ./data\ngrpcPort: 0\nlogFormat: json\nqueues:\n  - name: crash\n    maxConcurrency: 40\n');
   writeFileSync(join(dir, 'sleep-seconds'), LONG_SLEEP);
@@ -78,7 +37,7 @@ test('kill -9 with 50 local runs in flight: after a restart every run ends, none
   // A local parent whose child waits for a worker nobody runs: the crash fails the parent, and its child must not run later.
   writeFileSync(join(dir, 'dags', 'parent.yaml'), 'steps:\n  - name: call\n    call: orphan\n    worker_selector:\n      pool: nobody\n');
   writeFileSync(join(dir, 'dags', 'orphan.yaml'), 'steps:\n  - echo never\n');
-  const env = await databaseEnv();
+  const env = await servers.databaseEnv();
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const first = await startServer(env, port);
   for (let i = 0; i < 50; i += 1) {

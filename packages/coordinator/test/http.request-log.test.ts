@@ -2,9 +2,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PassThrough } from 'node:stream';
 import { z } from 'zod';
-import { NotFoundError, createHttpApp, createLogger, defineRoute, loadServerConfig, ConfigError } from '@trellis/coordinator';
+import { NotFoundError, createHttpApp, defineRoute, loadServerConfig, ConfigError } from '@trellis/coordinator';
+import { captureLog } from './support/log-capture.js';
 
 const routes = [
   defineRoute({
@@ -41,21 +41,14 @@ interface App {
 }
 
 async function startApp(accessLog?: boolean): Promise<App> {
-  const stream = new PassThrough();
-  let text = '';
-  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  const logger = createLogger({ level: 'info', format: 'json', stream });
+  const { logger, text, lines } = captureLog();
   const app = createHttpApp({ routes, logger, basePath: '', apiBasePath: '/api/v1', version: '0.0.0-test', ...(accessLog !== undefined ? { accessLog } : {}) });
   const server: Server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   return {
     base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/v1`,
-    text: () => text,
-    lines: () =>
-      text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    text,
+    lines,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

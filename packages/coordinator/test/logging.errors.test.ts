@@ -1,24 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import pg from 'pg';
-import { createLogger, loadServerConfig, startCoordinator } from '@trellis/coordinator';
-
-/** A coordinator logger whose JSON lines a test reads back. */
-function capture(level: string) {
-  const stream = new PassThrough();
-  let text = '';
-  stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
-  return {
-    logger: createLogger({ level, format: 'json', stream }),
-    text: () => text,
-    lines: () =>
-      text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-  };
-}
+import { loadServerConfig, startCoordinator } from '@trellis/coordinator';
+import { captureLog } from './support/log-capture.js';
 
 /**
  * An error as pg-pool hands it to `pool.on('error')` when an idle connection dies: a
@@ -35,7 +19,7 @@ const FORBIDDEN = /hunter2|db\.internal|secretKey|987654321|processID|connection
 
 describe('coordinator logger: errors', () => {
   test('an error nested in metadata keeps its message and code, and nothing of the pg client', () => {
-    const log = capture('info');
+    const log = captureLog('info');
     log.logger.error('database connection error', { error: poolError() });
     assert.deepEqual(log.lines()[0]?.error, { message: 'terminating connection due to administrator command', name: 'error', code: '57P01' });
     assert.doesNotMatch(log.text(), FORBIDDEN);
@@ -43,13 +27,13 @@ describe('coordinator logger: errors', () => {
   });
 
   test('a plain Error in metadata prints its message, not {}', () => {
-    const log = capture('info');
+    const log = captureLog('info');
     log.logger.error('the coordinator could not start', { error: new Error('the worker gRPC server listens on 0.0.0.0, beyond loopback') });
     assert.deepEqual(log.lines()[0]?.error, { message: 'the worker gRPC server listens on 0.0.0.0, beyond loopback' });
   });
 
   test('an error logged alone or after a message keeps its message and code, drops the client', () => {
-    const log = capture('info');
+    const log = captureLog('info');
     log.logger.error(poolError());
     log.logger.warn('pool trouble', poolError());
     const [alone, after] = log.lines();
@@ -61,7 +45,7 @@ describe('coordinator logger: errors', () => {
   });
 
   test('causes and aggregated errors keep their message and code', () => {
-    const log = capture('info');
+    const log = captureLog('info');
     const cause = Object.assign(new Error('database "gone" does not exist'), { code: '3D000', client: {} });
     log.logger.error('start failed', { error: new Error('cannot open the PostgreSQL database', { cause }) });
     // What net.connect gives when every address of "localhost" refuses: an empty message.
@@ -73,11 +57,11 @@ describe('coordinator logger: errors', () => {
   });
 
   test('stacks only at debug', () => {
-    const info = capture('info');
+    const info = captureLog('info');
     info.logger.error('x', { error: new Error('boom') });
     info.logger.error(new Error('bare'));
     assert.doesNotMatch(info.text(), /"stack"|logging\.errors\.test/);
-    const debug = capture('debug');
+    const debug = captureLog('debug');
     debug.logger.error('x', { error: new Error('boom') });
     debug.logger.error(new Error('bare'));
     const [nested, bare] = debug.lines();
@@ -86,7 +70,7 @@ describe('coordinator logger: errors', () => {
   });
 
   test('a real refusal to start is logged with its message', async () => {
-    const log = capture('info');
+    const log = captureLog('info');
     const config = loadServerConfig({ env: {}, overrides: { grpcHost: '0.0.0.0', grpcPort: 0, port: 0 } });
     const error = await startCoordinator(config, log.logger).then(
       () => assert.fail('started without a worker token beyond loopback'),

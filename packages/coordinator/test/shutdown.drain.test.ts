@@ -2,20 +2,17 @@
 // running runs get shutdownGraceSec to finish, the rest are stopped with an error saying why.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { join } from 'node:path';
 import { RunStatus } from '@trellis/core';
 import { getRun, openDatabase } from '@trellis/store';
+import { ServerProcesses, type StartedServer } from './support/server-process.js';
 
-const root = resolve(import.meta.dirname, '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'trellis-drain-'));
 const serverUrl = process.env.TRELLIS_TEST_DATABASE_URL;
-const schema = `t_drain_${randomBytes(4).toString('hex')}`;
-const children: ChildProcess[] = [];
+const servers = new ServerProcesses('drain', dir);
 // The long run sleeps this long (a unique value, to find its process).
 const LONG_SLEEP = `40.${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
@@ -25,30 +22,14 @@ writeFileSync(join(dir, 'dags', 'long.yaml'), `steps:\n  - sleep ${LONG_SLEEP}\n
 writeFileSync(join(dir, 'dags', 'later.yaml'), 'steps:\n  - echo too late\n');
 
 after(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await servers.cleanup();
   spawnSync('pkill', ['-f', `sleep ${LONG_SLEEP}`]);
-  if (serverUrl !== undefined) await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function sql(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(statement);
-  await client.end();
-}
-
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (serverUrl === undefined) return {};
-  await sql(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  const url = new URL(serverUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { DATABASE_URL: url.toString() };
-}
-
 /** The run as the server left it in the database (read once the server is gone). */
 async function storedRun(dataDir: string, dagName: string, dagRunId: string) {
-  const db = await openDatabase(serverUrl !== undefined ? { databaseUrl: serverUrl, schema } : { dataDir });
+  const db = await openDatabase(serverUrl !== undefined ? { databaseUrl: serverUrl, schema: servers.schema } : { dataDir });
   try {
     return await getRun(db, dagName, dagRunId);
   } finally {
@@ -56,29 +37,8 @@ async function storedRun(dataDir: string, dagName: string, dagRunId: string) {
   }
 }
 
-async function startServer(env: Record<string, string>, port: number, dataDir: string): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), join(root, 'packages/cli/src/main.ts'), 'server', '--dags-dir', join(dir, 'dags'), '--data-dir', dataDir, '--port', String(port), '--grpc-port', '0'], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
-  child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  // PGlite's first start on a busy machine is slow.
-  const deadline = Date.now() + 120_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited: ${output}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/api/v1/health`)).ok) return { child, output: () => output };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`server did not start: ${output}`);
+function startServer(env: Record<string, string>, port: number, dataDir: string): Promise<StartedServer> {
+  return servers.start(['--dags-dir', join(dir, 'dags'), '--data-dir', dataDir, '--grpc-port', '0'], env, port);
 }
 
 async function startRun(port: number, dag: string, dagRunId: string): Promise<void> {
@@ -104,7 +64,7 @@ function processRunning(pattern: string): boolean {
 test('SIGTERM: a run that ends within the grace succeeds, a longer one is stopped with a clear error, the process exits 0', { timeout: 240_000 }, async () => {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const dataDir = join(dir, 'data-drain');
-  const server = await startServer({ ...(await databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '6' }, port, dataDir);
+  const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '6' }, port, dataDir);
   await startRun(port, 'short', 's1');
   await startRun(port, 'long', 'l1');
   await waitStepRunning(port, 'short', 's1');
@@ -131,7 +91,7 @@ test('SIGTERM: a run that ends within the grace succeeds, a longer one is stoppe
 test('a second signal cuts the grace short: local runs are stopped at once', { timeout: 240_000 }, async () => {
   const port = 20_000 + Math.floor(Math.random() * 20_000);
   const dataDir = join(dir, 'data-abort');
-  const server = await startServer({ ...(await databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '120' }, port, dataDir);
+  const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '120' }, port, dataDir);
   await startRun(port, 'long', 'l2');
   await waitStepRunning(port, 'long', 'l2');
   const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));

@@ -2,46 +2,26 @@
 // systemd restart it; before, a port in use left it alive forever with nothing listening.
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { ServerProcesses } from './support/server-process.js';
 
-const root = resolve(import.meta.dirname, '../../..');
 const dir = mkdtempSync(join(tmpdir(), 'trellis-startup-'));
 mkdirSync(join(dir, 'dags'));
 const serverUrl = process.env.TRELLIS_TEST_DATABASE_URL;
-const schema = `t_startup_${randomBytes(4).toString('hex')}`;
-const children: ChildProcess[] = [];
+const servers = new ServerProcesses('startup', dir);
 const holders: Server[] = [];
 /** After the line that names the cause, the process must be gone this soon. */
 const EXIT_AFTER_ERROR_MS = 5000;
 
 after(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await servers.cleanup();
   await Promise.all(holders.map((h) => new Promise((r) => h.close(r))));
-  if (serverUrl !== undefined) await sql(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function sql(statement: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  await client.query(statement);
-  await client.end();
-}
-
-/** The database a start that fails later uses: a fresh schema on the test server (quicker), else PGlite. */
-async function databaseEnv(): Promise<Record<string, string>> {
-  if (serverUrl === undefined) return {};
-  await sql(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  const url = new URL(serverUrl);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { DATABASE_URL: url.toString() };
-}
 
 /** A port some other process holds. */
 async function takenPort(): Promise<number> {
@@ -62,28 +42,20 @@ interface Outcome {
 /** Runs `trellis server` with its own data directory; resolves when it exits (or fails the test after 60 s). */
 async function startFailing(args: string[], env: Record<string, string> = {}): Promise<Outcome> {
   const dataDir = join(dir, `data-${randomBytes(4).toString('hex')}`);
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), join(root, 'packages/cli/src/main.ts'), 'server', '--dags-dir', join(dir, 'dags'), '--data-dir', dataDir, ...args], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, SVC_LOG_FORMAT: 'json', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let output = '';
+  const { child, output } = servers.spawn(['--dags-dir', join(dir, 'dags'), '--data-dir', dataDir, ...args], { SVC_LOG_FORMAT: 'json', ...env });
   let errorAt: number | undefined;
-  child.stdout?.on('data', (d: Buffer) => {
-    output += d.toString();
-    if (errorAt === undefined && output.includes('the coordinator could not start')) errorAt = Date.now();
+  child.stdout?.on('data', () => {
+    if (errorAt === undefined && output().includes('the coordinator could not start')) errorAt = Date.now();
   });
-  child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   const code = await new Promise<number | null>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`still running 60 s after start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`still running 60 s after start:\n${output()}`)), 60_000);
     child.once('exit', (c) => {
       clearTimeout(timer);
       resolve(c);
     });
   });
-  const line = output.split('\n').find((l) => l.includes('the coordinator could not start'));
-  assert.ok(line !== undefined && errorAt !== undefined, `no start-up error was logged:\n${output}`);
+  const line = output().split('\n').find((l) => l.includes('the coordinator could not start'));
+  assert.ok(line !== undefined && errorAt !== undefined, `no start-up error was logged:\n${output()}`);
   return { code, error: (JSON.parse(line) as { error: Outcome['error'] }).error, exitAfterMs: Date.now() - errorAt };
 }
 
@@ -95,7 +67,7 @@ function assertExitedPromptly(outcome: Outcome): void {
 describe('start-up failures end the process, naming the cause', () => {
   test('the HTTP port is in use', { timeout: 90_000 }, async () => {
     const port = await takenPort();
-    const outcome = await startFailing(['--port', String(port), '--grpc-port', '0'], await databaseEnv());
+    const outcome = await startFailing(['--port', String(port), '--grpc-port', '0'], await servers.databaseEnv());
     assertExitedPromptly(outcome);
     assert.equal(outcome.error.message, `cannot listen for HTTP on 127.0.0.1:${port}: address already in use`);
     assert.equal(outcome.error.cause?.code, 'EADDRINUSE');
@@ -103,7 +75,7 @@ describe('start-up failures end the process, naming the cause', () => {
 
   test('the gRPC port is in use', { timeout: 90_000 }, async () => {
     const port = await takenPort();
-    const outcome = await startFailing(['--port', '0', '--grpc-port', String(port)], await databaseEnv());
+    const outcome = await startFailing(['--port', '0', '--grpc-port', String(port)], await servers.databaseEnv());
     assertExitedPromptly(outcome);
     assert.match(String(outcome.error.message), new RegExp(`^cannot listen for workers on 127\\.0\\.0\\.1:${port}: .*address already in use`));
   });

@@ -16,17 +16,6 @@ const DAGS = {
 
 type Json = Record<string, unknown>;
 
-async function waitForStatus(name: string, id: string, statuses: number[], timeoutMs = 20_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.call('GET', `/dag-runs/${name}/${id}`);
-    const run = res.json.dagRun as Json | undefined;
-    if (run !== undefined && statuses.includes(run.status as number)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} never reached ${statuses.join('/')}: ${JSON.stringify(res.json)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function start(name: string, body: Json = {}): Promise<string> {
   const res = await t.call('POST', `/dags/${name}/start`, body);
   assert.equal(res.status, 200, JSON.stringify(res.json));
@@ -41,7 +30,7 @@ after(async () => t.stop());
 describe('starting runs', () => {
   test('start runs on the local executor; details, nodes, logs and outputs are served', async () => {
     const id = await start('hello', { params: JSON.stringify({ WHO: 'api', N: '7' }) });
-    const run = await waitForStatus('hello', id, [4]);
+    const run = await t.waitForRunStatus('hello', id, [4]);
     assert.equal(run.statusLabel, 'succeeded');
     assert.equal(run.conditions, undefined, 'only queued runs carry conditions');
     assert.deepEqual((run.nodes as Json[]).map((n) => [(n.step as Json).name, n.status]), [['greet', 4], ['fail-soft', 4]]);
@@ -93,12 +82,12 @@ describe('starting runs', () => {
 
   test('singleton: 409 while the DAG has an active run; stop aborts it', async () => {
     const id = await start('slow');
-    await waitForStatus('slow', id, [1]);
+    await t.waitForRunStatus('slow', id, [1]);
     const refused = await t.call('POST', '/dags/slow/start', { singleton: true });
     assert.deepEqual([refused.status, refused.json.code], [409, 'already_running']);
     const stop = await t.call('POST', `/dag-runs/slow/${id}/stop`);
     assert.equal(stop.status, 200);
-    const stopped = await waitForStatus('slow', id, [3]);
+    const stopped = await t.waitForRunStatus('slow', id, [3]);
     assert.equal(stopped.statusLabel, 'aborted');
     const again = await t.call('POST', `/dag-runs/slow/${id}/stop`);
     assert.deepEqual([again.status, again.json.code], [400, 'not_running']);
@@ -106,17 +95,17 @@ describe('starting runs', () => {
 
   test('DAG-local queue runs one at a time: the second waits with a condition, and can be dequeued', async () => {
     const first = await start('slow');
-    await waitForStatus('slow', first, [1]);
+    await t.waitForRunStatus('slow', first, [1]);
     const second = await start('slow');
-    const queued = await waitForStatus('slow', second, [5]);
+    const queued = await t.waitForRunStatus('slow', second, [5]);
     const [condition] = queued.conditions as Json[];
     assert.equal(condition?.reason, 'QueueConcurrencyLimitReached');
     assert.equal(condition?.type, 'Queued');
     assert.equal((await t.call('GET', `/dag-runs/slow/${second}/dequeue`)).status, 200);
-    assert.equal((await waitForStatus('slow', second, [3])).error, 'dequeued');
+    assert.equal((await t.waitForRunStatus('slow', second, [3])).error, 'dequeued');
     assert.equal((await t.call('GET', `/dag-runs/slow/${second}/dequeue`)).status, 404);
     await t.call('POST', `/dag-runs/slow/${first}/stop`);
-    await waitForStatus('slow', first, [3]);
+    await t.waitForRunStatus('slow', first, [3]);
   });
 
   test('a global queue admits at most maxConcurrency runs at once', async () => {
@@ -136,7 +125,7 @@ describe('starting runs', () => {
   test('inline specs run without being stored; name rules apply', async () => {
     const res = await t.call('POST', '/dag-runs', { spec: 'steps:\n  - echo inline\n', name: 'adhoc.run-1' });
     assert.equal(res.status, 200);
-    const run = await waitForStatus('adhoc.run-1', res.json.dagRunId as string, [4]);
+    const run = await t.waitForRunStatus('adhoc.run-1', res.json.dagRunId as string, [4]);
     assert.equal(run.name, 'adhoc.run-1');
     assert.equal((await t.call('GET', '/dags/adhoc.run-1')).status, 400);
     assert.equal((await t.call('POST', '/dag-runs', { spec: 'steps: []' })).status, 400);
@@ -159,31 +148,31 @@ describe('starting runs', () => {
 describe('run management', () => {
   test('retry: a new attempt of a finished run; 400 already_running while active', async () => {
     const id = await start('broken');
-    const first = await waitForStatus('broken', id, [2]);
+    const first = await t.waitForRunStatus('broken', id, [2]);
     const retried = await t.call('POST', `/dag-runs/broken/${id}/retry`, {});
     assert.equal(retried.status, 200);
-    let again = await waitForStatus('broken', id, [2, 1, 5]);
-    while (again.attemptId === first.attemptId || again.status !== 2) again = await waitForStatus('broken', id, [2]);
+    let again = await t.waitForRunStatus('broken', id, [2, 1, 5]);
+    while (again.attemptId === first.attemptId || again.status !== 2) again = await t.waitForRunStatus('broken', id, [2]);
     assert.notEqual(again.attemptId, first.attemptId, 'the retry is a new attempt');
     assert.match(String(again.log), /\.2\/run\.log$/, 'each attempt keeps its own log');
     const other = await t.call('POST', `/dag-runs/broken/${id}/retry`, { dagRunId: 'broken-copy' });
     assert.equal(other.json.dagRunId, 'broken-copy');
-    await waitForStatus('broken', 'broken-copy', [2]);
+    await t.waitForRunStatus('broken', 'broken-copy', [2]);
     const slowId = await start('slow');
-    await waitForStatus('slow', slowId, [1]);
+    await t.waitForRunStatus('slow', slowId, [1]);
     const busy = await t.call('POST', `/dag-runs/slow/${slowId}/retry`, {});
     assert.deepEqual([busy.status, busy.json.code], [400, 'already_running']);
     await t.call('POST', `/dag-runs/slow/${slowId}/stop`);
-    await waitForStatus('slow', slowId, [3]);
+    await t.waitForRunStatus('slow', slowId, [3]);
   });
 
   test('approval: the run waits (7); approve with the required input resumes it', async () => {
     const id = await start('gated');
-    await waitForStatus('gated', id, [7]);
+    await t.waitForRunStatus('gated', id, [7]);
     const missing = await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: {} });
     assert.deepEqual([missing.status, missing.json.code], [400, 'bad_request']);
     assert.equal((await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: { TICKET: 'OPS-1' } })).status, 200);
-    await waitForStatus('gated', id, [4]);
+    await t.waitForRunStatus('gated', id, [4]);
     assert.equal((await t.call('GET', `/dag-runs/gated/${id}/steps/after/log`)).json.content, 'ticket OPS-1');
   });
 
@@ -214,9 +203,9 @@ describe('run management', () => {
 
   test('step status by hand: 0-5 only, unknown step 404, unknown run 404', async () => {
     const id = await start('broken');
-    await waitForStatus('broken', id, [2]);
+    await t.waitForRunStatus('broken', id, [2]);
     assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/boom/status`, { status: 4 })).status, 200);
-    const run = await waitForStatus('broken', id, [2]);
+    const run = await t.waitForRunStatus('broken', id, [2]);
     assert.equal((run.nodes as Json[])[0]?.status, 4);
     assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/boom/status`, { status: 9 })).status, 400);
     assert.equal((await t.call('PATCH', `/dag-runs/broken/${id}/steps/nope/status`, { status: 4 })).status, 404);

@@ -18,17 +18,6 @@ const CONTAINER_REFUSED = "container: running steps in a container is not availa
 const marker = (name: string): string => join(t.dir, `${name}.ran`);
 const sshSpec = (name: string): string => `ssh:\n  host: build.internal\n  user: deploy\nsteps:\n  - touch ${marker(name)}\n`;
 
-async function waitForStatus(name: string, id: string, statuses: number[], timeoutMs = 20_000): Promise<Json> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.call('GET', `/dag-runs/${name}/${id}`);
-    const run = res.json.dagRun as Json | undefined;
-    if (run !== undefined && statuses.includes(run.status as number)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${id} never reached ${statuses.join('/')}: ${JSON.stringify(res.json)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 before(async () => {
   t = await startTestCoordinator('api_unsupported', { plain: 'steps:\n  - echo plain\n' });
   // Written by hand into the DAGs directory, the way an older build or a git sync would leave it.
@@ -95,8 +84,8 @@ describe('ssh and container are refused until their executors exist', () => {
     await recordRun('recorded', sshSpec('recorded'), { dispatchTarget: 'local', workerSelector: {} });
     // Any start wakes the dispatcher; the recorded run is admitted with it.
     const plain = await t.call('POST', '/dags/plain/start', {});
-    await waitForStatus('plain', plain.json.dagRunId as string, [RunStatus.Success]);
-    const run = await waitForStatus('recorded', 'old-1', [RunStatus.Failed]);
+    await t.waitForRunStatus('plain', plain.json.dagRunId as string, [RunStatus.Success]);
+    const run = await t.waitForRunStatus('recorded', 'old-1', [RunStatus.Failed]);
     assert.match(String(run.error), /the recorded definition is invalid: ssh: running steps over SSH is not available in this build/);
     assert.equal(existsSync(marker('recorded')), false);
   });
@@ -107,7 +96,7 @@ describe('ssh and container are refused until their executors exist', () => {
     worker = startWorkerProcess(address, 'worker-far', 'pool=far', t.dir);
     // Only a worker labelled pool=far may take it: the local executor never runs a remote run.
     await recordRun('boxed-remote', `container: my-box\nsteps:\n  - touch ${marker('boxed-remote')}\n`, { dispatchTarget: 'remote', workerSelector: { pool: 'far' } });
-    const run = await waitForStatus('boxed-remote', 'old-1', [RunStatus.Failed], 30_000);
+    const run = await t.waitForRunStatus('boxed-remote', 'old-1', [RunStatus.Failed], 30_000);
     assert.match(String(run.error), /the recorded definition is invalid: container: running steps in a container is not available in this build/, worker.output());
     assert.equal(existsSync(marker('boxed-remote')), false);
   });
@@ -144,7 +133,7 @@ describe('mail settings', () => {
     const res = await t.call('POST', '/dag-runs', { spec: 'mail_on: {failure: true}\nerror_mail: {to: ops@example.com}\nsteps:\n  - exit 3\n', name: 'mailer' });
     assert.equal(res.status, 200, JSON.stringify(res.json));
     const id = res.json.dagRunId as string;
-    const run = await waitForStatus('mailer', id, [RunStatus.Failed]);
+    const run = await t.waitForRunStatus('mailer', id, [RunStatus.Failed]);
     const log = readFileSync(String(run.log), 'utf8');
     assert.match(log, /no mail was sent for the failed run \(mail_on\.failure\): mail delivery is not available in this build\n/);
   });

@@ -2,6 +2,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { BadRequestError } from '../errors/api-errors.js';
 import { setMatchedRoute } from './access-log.js';
+import type { Permission } from '../auth/permissions.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -37,6 +38,11 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   operationId: string;
   summary: string;
   tag: string;
+  /**
+   * What the caller needs (see `auth/permissions.ts`); the access-control middleware and the
+   * OpenAPI document's security requirements both read it.
+   */
+  permission?: Permission;
   params?: P;
   query?: Q;
   body?: B;

@@ -84,6 +84,15 @@ const UNIT_ABBREVIATIONS = ['s', 'ms', 'us', 'ns', 'sec', 'b', 'kb', 'mb', 'gb',
 const CAMEL = /[a-z][A-Z]/;
 
 /**
+ * A sample value as Prometheus parses it (Go's ParseFloat): a number, +Inf/-Inf, or NaN in any
+ * letter case. prom-client writes `Nan` for the event-loop lag mean before its first sample.
+ */
+function isSampleValue(value: string): boolean {
+  if (/^[+-]?(inf|infinity|nan)$/i.test(value)) return true;
+  return value !== '' && !Number.isNaN(Number(value));
+}
+
+/**
  * promtool's lint rules (`promtool check metrics`), for machines without promtool: parse the
  * text format, then the naming rules, as `<metric> <problem>` lines in promtool's words.
  */
@@ -101,7 +110,7 @@ function lintExposition(text: string): string[] {
       continue;
     }
     const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\]|\\.)*",?)*\})? (\S+)( \d+)?$/.exec(line);
-    if (sample === null || Number.isNaN(Number(sample[3] === '+Inf' ? 'Infinity' : sample[3] === '-Inf' ? '-Infinity' : sample[3]))) {
+    if (sample === null || !isSampleValue(sample[3] ?? '')) {
       problems.push(`text format parsing error: ${line}`);
       continue;
     }

@@ -13,10 +13,15 @@ import { DatabaseProbe } from './health/database-probe.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
+import { RunCommands } from './runs/run-commands.js';
+import { RunQueries } from './runs/run-queries.js';
+import { QueueQueries } from './runs/queue-queries.js';
+import { SubRuns } from './runs/sub-runs.js';
 import { startRetention } from './runs/retention.js';
 import { SpecCache } from './runs/spec-cache.js';
 import { QueueLimits } from './dispatch/placement.js';
 import { RemotePollers } from './dispatch/remote-pollers.js';
+import { RemoteWorkers } from './dispatch/remote-workers.js';
 import { ReportApplier } from './dispatch/report-applier.js';
 import { WorkerRegistry } from './dispatch/worker-registry.js';
 import { startWorkerMonitor } from './dispatch/worker-monitor.js';
@@ -200,7 +205,8 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
   const applier = new ReportApplier(db, metrics, config.workerHeartbeatTimeoutSec * 500);
   if (grpcWanted) {
-    const handlers = workerHandlers({ db, logger, registry, pollers: remote, applier, specs, dagsDir: config.dagsDir, runs, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
+    const workers = new RemoteWorkers({ db, logger, registry, pollers: remote, applier, specs, dagsDir: config.dagsDir, observer: metrics, wake: (reason) => dispatcher.wake(reason) });
+    const handlers = workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs }) });
     const security = { ...(config.workerToken !== undefined ? { workerToken: config.workerToken } : {}), ...(config.grpcTlsCert !== undefined ? { tlsCert: config.grpcTlsCert } : {}), ...(config.grpcTlsKey !== undefined ? { tlsKey: config.grpcTlsKey } : {}), ...(config.grpcTlsClientCa !== undefined ? { tlsClientCa: config.grpcTlsClientCa } : {}) };
     const started = await startGrpcServer(config.grpcHost, config.grpcPort, security, handlers, logger);
     grpc = started;
@@ -218,6 +224,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   opened.push('resource history', () => resources.stop());
+  const queries = new RunQueries({ db, runs });
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
     ...metricsRoutes(metrics),
@@ -226,9 +233,9 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     ...streamRoutes(runEvents),
     ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
     ...schedulerRoutes({ db }),
-    ...runRoutes({ db, index, runs, executor }),
+    ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor }), queries }),
     ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
-    ...queueRoutes({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) }),
+    ...queueRoutes(new QueueQueries({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
   ];
   const app = createHttpApp({
     routes,

@@ -1,15 +1,14 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { isRunStatus, runStatusLabel } from '@trellis/core';
-import type { EventRecord } from '@trellis/store';
 import { BadRequestError } from '../errors/api-errors.js';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
-import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
+import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
 
 const KEEPALIVE_MS = 15_000;
 
-function frame(event: EventRecord): string {
+function frame(event: RunEvent): string {
   const status = isRunStatus(event.data.status) ? event.data.status : undefined;
   const body = {
     type: event.type,

@@ -2,6 +2,9 @@ import { eventsAfter, lastEventId, type Db, type EventRecord } from '@trellis/st
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
 
+/** A run lifecycle event as the event log holds it. */
+export type RunEvent = EventRecord;
+
 const POLL_MS = 250;
 const BATCH = 500;
 

@@ -1,5 +1,5 @@
 import { isTerminalRunStatus, type RunStatus } from '@trellis/core';
-import { getOutputs, getRun, type Queryable } from '@trellis/store';
+import { getOutputs, getRun, type Queryable, type RunRecord } from '@trellis/store';
 
 /** How often a wait looks at the run again. */
 const WAIT_RUN_POLL_MS = 200;
@@ -18,26 +18,37 @@ export interface RunWaitOptions {
   signal?: AbortSignal;
 }
 
+/** Where a watched run stands when the watch returns. */
+export type RunWatchResult = { state: 'missing' } | { state: 'pending'; run: RunRecord } | { state: 'reached'; run: RunRecord };
+
 /**
- * Waits for a run to end, looking at it every WAIT_RUN_POLL_MS: a worker's WaitRun for a
- * child it started, and the local executor for a child it queued for a worker. A run only
- * ends once, in the database, whichever coordinator or worker ran it, so polling it there
- * covers every case.
+ * Watches a run until `reached` says its record is where the caller wants it (or the wait runs
+ * out), looking at it every WAIT_RUN_POLL_MS. A run's status changes only in the database,
+ * whichever coordinator or worker runs it, so polling it there covers every case.
  */
-export async function waitForRunEnd(q: Queryable, dagName: string, dagRunId: string, options: RunWaitOptions = {}): Promise<RunWaitResult> {
+export async function waitForRun(q: Queryable, dagName: string, dagRunId: string, reached: (run: RunRecord) => boolean, options: RunWaitOptions = {}): Promise<RunWatchResult> {
   const deadline = options.waitMs !== undefined ? Date.now() + options.waitMs : Number.POSITIVE_INFINITY;
   for (;;) {
     const run = await getRun(q, dagName, dagRunId);
     if (run === undefined) return { state: 'missing' };
-    if (isTerminalRunStatus(run.status)) {
-      const outputs = await getOutputs(q, run.id);
-      // Stored outputs are the run's map of name to string value.
-      return { state: 'finished', status: run.status, outputs: (outputs?.outputs ?? {}) as Record<string, string>, error: run.error };
-    }
+    if (reached(run)) return { state: 'reached', run };
     const left = deadline - Date.now();
-    if (left <= 0 || options.signal?.aborted === true) return { state: 'pending', status: run.status };
+    if (left <= 0 || options.signal?.aborted === true) return { state: 'pending', run };
     await pause(Math.min(WAIT_RUN_POLL_MS, left), options.signal);
   }
+}
+
+/**
+ * Waits for a run to end: a worker's WaitRun for a child it started, and the local executor
+ * for a child it queued for a worker.
+ */
+export async function waitForRunEnd(q: Queryable, dagName: string, dagRunId: string, options: RunWaitOptions = {}): Promise<RunWaitResult> {
+  const end = await waitForRun(q, dagName, dagRunId, (run) => isTerminalRunStatus(run.status), options);
+  if (end.state === 'missing') return end;
+  if (end.state === 'pending') return { state: 'pending', status: end.run.status };
+  const outputs = await getOutputs(q, end.run.id);
+  // Stored outputs are the run's map of name to string value.
+  return { state: 'finished', status: end.run.status, outputs: (outputs?.outputs ?? {}) as Record<string, string>, error: end.run.error };
 }
 
 /** Sleeps `ms`, or less when the signal aborts; leaves no timer or listener behind. */

@@ -1,0 +1,142 @@
+import { RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus } from '@trellis/core';
+import { ApprovalError } from '@trellis/engine';
+import { queueRunCommand, setNodeData, type Db, type RunRecord } from '@trellis/store';
+import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
+import type { DagIndex } from '../definitions/dag-index.js';
+import type { LocalExecutor } from './local-executor.js';
+import type { RunQueries } from './run-queries.js';
+import type { RunService, StartRequest } from './run-service.js';
+import { waitForRun } from './run-waiter.js';
+
+export interface RunCommandsDeps {
+  db: Db;
+  index: DagIndex;
+  runs: RunService;
+  queries: RunQueries;
+  executor: LocalExecutor;
+}
+
+/** What a caller may choose about a new run; `singleton` refuses it while the DAG has active runs. */
+export interface StartOptions {
+  params?: string | undefined;
+  dagRunId?: string | undefined;
+  dagName?: string | undefined;
+  noReuse?: boolean | undefined;
+  queue?: string | undefined;
+  singleton?: boolean | undefined;
+}
+
+/** An approval step's decision: approve (with its inputs) or reject (with a reason). */
+export interface ApprovalDecision {
+  action: 'approve' | 'reject';
+  inputs: Record<string, string>;
+  reason: string;
+}
+
+/** Starting and changing runs on a caller's request (the REST API's run commands). */
+export class RunCommands {
+  constructor(private readonly deps: RunCommandsDeps) {}
+
+  /** Queues a run of a stored DAG; a singleton start is refused with `already_running` while the DAG is active. */
+  startStored(fileName: string, options: StartOptions): Promise<RunRecord> {
+    return this.deps.runs.enqueue(startRequest(this.storedDag(fileName), fileName, options, 'manual', 'already_running'));
+  }
+
+  /** Queues a run of an inline spec, never stored as a definition; a singleton start is refused with `max_run_reached`. */
+  startInline(spec: string, name: string | undefined, options: StartOptions): Promise<RunRecord> {
+    const request = startRequest(inlineDag(spec, name), '', { ...options, dagName: options.dagName ?? name }, 'api', 'max_run_reached');
+    return this.deps.runs.enqueue(request);
+  }
+
+  /**
+   * Starts a stored DAG and waits until the run ends or waits for approval: its details, or a
+   * timeout carrying its id when `timeoutSec` passes first (the run continues).
+   */
+  async startSync(fileName: string, options: StartOptions, timeoutSec: number) {
+    const started = await this.startStored(fileName, options);
+    const settled = (run: RunRecord) => isTerminalRunStatus(run.status) || run.status === RunStatus.Waiting;
+    const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000 });
+    if (end.state === 'missing') throw new NotFoundError('DAG run not found', { name: started.dagName, dagRunId: started.dagRunId });
+    if (end.state === 'pending') throw new TimeoutError(`the run did not finish within ${timeoutSec}s; it continues`, started.dagRunId);
+    return this.deps.queries.detailsOf(end.run);
+  }
+
+  async stop(name: string, dagRunId: string): Promise<void> {
+    await this.deps.runs.stop(await this.deps.runs.require(name, dagRunId));
+  }
+
+  async retry(name: string, dagRunId: string, newRunId: string | undefined): Promise<RunRecord> {
+    return this.deps.runs.retry(await this.deps.runs.require(name, dagRunId), newRunId);
+  }
+
+  async reschedule(name: string, dagRunId: string, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
+    return this.deps.runs.reschedule(await this.deps.runs.require(name, dagRunId), newRunId, dagName);
+  }
+
+  async dequeue(name: string, dagRunId: string): Promise<void> {
+    await this.deps.runs.dequeue(await this.deps.runs.require(name, dagRunId));
+  }
+
+  /**
+   * Approves or rejects a step waiting for approval. A run here is decided at once; a run a
+   * worker holds gets the decision with the worker's next heartbeat, within a second.
+   */
+  async decide(name: string, dagRunId: string, stepName: string, decision: ApprovalDecision): Promise<void> {
+    const run = await this.deps.queries.resolve(name, dagRunId);
+    const handle = this.deps.executor.handle(run.id);
+    if (handle === undefined && run.dispatchTarget === 'remote' && run.status === RunStatus.Waiting) {
+      if (!(await this.deps.queries.hasStep(run, stepName))) throw new NotFoundError(`no step ${stepName} in this run`);
+      await queueRunCommand(this.deps.db, run.id, run.attemptId, { kind: decision.action, stepName, inputs: decision.inputs, reason: decision.reason });
+      return;
+    }
+    if (handle === undefined) throw new BadRequestError('the run is not waiting for approval');
+    try {
+      if (decision.action === 'approve') handle.approve(stepName, decision.inputs);
+      else handle.reject(stepName, decision.reason);
+    } catch (error) {
+      if (error instanceof ApprovalError) throw new BadRequestError(error.message);
+      throw error;
+    }
+  }
+
+  /** Sets a step's status by hand on a run that is not running (`latest` allowed). */
+  async setStepStatus(name: string, dagRunId: string, stepName: string, status: number): Promise<void> {
+    await this.setStatusOf(await this.deps.queries.resolve(name, dagRunId), stepName, status);
+  }
+
+  /** Sets a step's status by hand on a sub-DAG run of the run `name`/`dagRunId`. */
+  async setSubRunStepStatus(name: string, dagRunId: string, subDagRunId: string, stepName: string, status: number): Promise<void> {
+    await this.setStatusOf(await this.deps.queries.subRun(name, dagRunId, subDagRunId), stepName, status);
+  }
+
+  private async setStatusOf(run: RunRecord, stepName: string, status: number): Promise<void> {
+    if (run.status === RunStatus.Running) throw new BadRequestError('the run is running: its steps cannot be changed by hand');
+    const node = await this.deps.queries.step(run, stepName);
+    await setNodeData(this.deps.db, run.id, stepName, { ...(node.data as object), status, statusLabel: nodeStatusLabel(status as NodeStatus) });
+  }
+
+  private storedDag(fileName: string): { dag: Dag; yaml: string } {
+    const entry = this.deps.index.get(fileName);
+    if (entry === undefined) throw new NotFoundError('DAG not found', { fileName });
+    if (entry.result.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${entry.result.errors.join('; ')}`, { errors: entry.result.errors });
+    return { dag: entry.result.dag, yaml: entry.text };
+  }
+}
+
+function inlineDag(spec: string, name: string | undefined): { dag: Dag; yaml: string } {
+  if (name !== undefined && !isValidInlineRunName(name)) throw new BadRequestError('name must be at most 40 characters of [A-Za-z0-9_.-]', { name });
+  const loaded = loadDag(spec, { fileName: name ?? 'inline' });
+  if (loaded.dag === undefined) throw new BadRequestError(`invalid spec: ${loaded.errors.join('; ')}`, { errors: loaded.errors });
+  return { dag: loaded.dag, yaml: spec };
+}
+
+function startRequest(base: { dag: Dag; yaml: string }, fileName: string, options: StartOptions, trigger: string, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
+  const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger };
+  if (options.params !== undefined) request.params = options.params;
+  if (options.dagRunId !== undefined) request.dagRunId = options.dagRunId;
+  if (options.dagName !== undefined) request.dagName = options.dagName;
+  if (options.noReuse !== undefined) request.noReuse = options.noReuse;
+  if (options.queue !== undefined) request.queue = options.queue;
+  if (options.singleton === true) request.singleton = singleton;
+  return request;
+}

@@ -1,0 +1,133 @@
+import { dirname, resolve, sep } from 'node:path';
+import type { RunStatus } from '@trellis/core';
+import { getLatestRun, getNodes, getOutputs, listRuns, InvalidCursorError, type Db, type NodeRow, type RunRecord } from '@trellis/store';
+import { BadRequestError, NotFoundError } from '../errors/api-errors.js';
+import { readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
+import { runDetails, runSummary } from './payloads.js';
+import type { RunService } from './run-service.js';
+
+export interface RunQueriesDeps {
+  db: Db;
+  runs: RunService;
+}
+
+/** A run list's filter: every field narrows it; `cursor` continues a previous page. */
+export interface RunListFilter {
+  limit: number;
+  name?: string;
+  status?: RunStatus;
+  from?: Date;
+  to?: Date;
+  dagRunId?: string;
+  labels?: string[];
+  cursor?: string;
+}
+
+/** What the outputs of a run that stored none read as: the contract's empty outputs document. */
+const NO_OUTPUTS = { metadata: { dagName: '', dagRunId: '', attemptId: '', status: '', completedAt: '0001-01-01T00:00:00Z', params: '' }, outputs: {} };
+
+interface NodeLogs {
+  step?: { name?: string };
+  stdout?: string;
+  stderr?: string;
+}
+
+/** Reading runs: by id (or `latest`), in pages, with their nodes, outputs and logs; answers in the contract's forms. */
+export class RunQueries {
+  constructor(private readonly deps: RunQueriesDeps) {}
+
+  /** A run by its DAG name and id; `latest` is the DAG's newest run. */
+  async resolve(name: string, dagRunId: string): Promise<RunRecord> {
+    if (dagRunId !== 'latest') return this.deps.runs.require(name, dagRunId);
+    const run = await getLatestRun(this.deps.db, name);
+    if (run === undefined) throw new NotFoundError('DAG run not found', { name, dagRunId });
+    return run;
+  }
+
+  /** Runs, newest first, with the cursor of the next page when there is one. */
+  async list(filter: RunListFilter) {
+    try {
+      const page = await listRuns(this.deps.db, filter);
+      return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+    } catch (error) {
+      if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor');
+      throw error;
+    }
+  }
+
+  /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */
+  async history(dagName: string, stepNames: string[], limit: number) {
+    const { runs } = await listRuns(this.deps.db, { name: dagName, limit });
+    const nodesByRun = await Promise.all(runs.map((r) => getNodes(this.deps.db, r.id)));
+    const gridData = stepNames.map((name) => ({
+      name,
+      history: nodesByRun.map((nodes) => (stepOf(nodes, name)?.data as { status?: number } | undefined)?.status ?? 0),
+    }));
+    return { dagRuns: runs.map((r) => runSummary(r)), gridData };
+  }
+
+  /** A run with its nodes (`latest` allowed); a queued one with why it waits. */
+  async details(name: string, dagRunId: string) {
+    return this.detailsOf(await this.resolve(name, dagRunId));
+  }
+
+  async detailsOf(run: RunRecord) {
+    return runDetails(run, await getNodes(this.deps.db, run.id), await this.deps.runs.conditionsFor(run));
+  }
+
+  /** The collected outputs of a run; the empty document when it stored none. */
+  async outputs(name: string, dagRunId: string) {
+    const run = await this.resolve(name, dagRunId);
+    return (await getOutputs(this.deps.db, run.id)) ?? NO_OUTPUTS;
+  }
+
+  async log(name: string, dagRunId: string, window: LogWindow): Promise<LogPage> {
+    return readLogPage((await this.resolve(name, dagRunId)).logFile, window);
+  }
+
+  /** A page of a step's (or handler's) stdout or stderr. */
+  async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', window: LogWindow): Promise<LogPage> {
+    const run = await this.resolve(name, dagRunId);
+    const data = await this.loggedNode(run, stepName);
+    return readLogPage(insideRunDir(run, stream === 'stderr' ? data.stderr : data.stdout), window);
+  }
+
+  /** A sub-DAG run (at any depth) of the run `name`/`dagRunId`, by its own id. */
+  async subRun(name: string, dagRunId: string, subDagRunId: string): Promise<RunRecord> {
+    const root = await this.resolve(name, dagRunId);
+    const { runs } = await listRuns(this.deps.db, { dagRunId: subDagRunId, limit: 10 });
+    const child = runs.find((r) => r.rootDagRunId === root.rootDagRunId && r.id !== root.id);
+    if (child === undefined) throw new NotFoundError('sub-DAG run not found', { subDagRunId });
+    return child;
+  }
+
+  /** A step node of a run. */
+  async step(run: RunRecord, stepName: string): Promise<NodeRow> {
+    const node = stepOf(await getNodes(this.deps.db, run.id), stepName);
+    if (node === undefined) throw new NotFoundError(`step ${stepName} not found in this run`, { stepName });
+    return node;
+  }
+
+  async hasStep(run: RunRecord, stepName: string): Promise<boolean> {
+    return stepOf(await getNodes(this.deps.db, run.id), stepName) !== undefined;
+  }
+
+  /** A step, or a handler by the step name the DAG detail gives it (`onSuccess`, `onExit`, or its own `name`). */
+  private async loggedNode(run: RunRecord, stepName: string): Promise<NodeLogs> {
+    const nodes = await getNodes(this.deps.db, run.id);
+    const node = stepOf(nodes, stepName) ?? nodes.find((n) => n.kind === 'handler' && (n.data as NodeLogs).step?.name === stepName);
+    if (node === undefined) throw new NotFoundError(`step ${stepName} not found in this run`, { stepName });
+    return node.data as NodeLogs;
+  }
+}
+
+function stepOf(nodes: NodeRow[], stepName: string): NodeRow | undefined {
+  return nodes.find((n) => n.kind === 'step' && n.stepName === stepName);
+}
+
+/** A node's log file, read only inside its run's log directory (a DAG's log_dir holds other runs too). */
+function insideRunDir(run: RunRecord, path: string | undefined): string {
+  if (path === undefined || path === '') return '';
+  const runDir = dirname(resolve(run.logFile));
+  return resolve(path).startsWith(runDir + sep) ? path : '';
+}

@@ -12,6 +12,7 @@ import { DagQueries } from './definitions/dag-queries.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
 import { DatabaseProbe } from './health/database-probe.js';
+import { ServiceHealth } from './health/service-health.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
@@ -224,7 +225,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   resources.start();
   opened.push('resource history', () => resources.stop());
   const routes = [
-    ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
+    ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt, database: new DatabaseProbe(db) })),
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(new EventLog(db)),

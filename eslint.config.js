@@ -1,5 +1,8 @@
 import tseslint from 'typescript-eslint';
 
+/** Repeated in every no-restricted-imports setting: a later one replaces an earlier one, it does not add to it. */
+const DEEP_IMPORTS = { group: ['@trellis/*/src/*', '@trellis/*/dist/*'], message: 'import a package through its entry, not its internals' };
+
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'packages/*/test/fixtures/**', 'scripts/**', 'eslint.config.js'] },
   ...tseslint.configs.recommendedTypeChecked,
@@ -16,7 +19,14 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['@trellis/*/src/*', '@trellis/*/dist/*'], message: 'import a package through its entry, not its internals' }] }],
+      'no-restricted-imports': ['error', { patterns: [DEEP_IMPORTS] }],
+    },
+  },
+  {
+    // The edges parse, call one service function and shape the answer: the store is the services' (runs/, definitions/).
+    files: ['packages/coordinator/src/api/**', 'packages/coordinator/src/grpc/**'],
+    rules: {
+      'no-restricted-imports': ['error', { paths: [{ name: '@trellis/store', message: 'REST routes and gRPC handlers call the service layer (runs/, definitions/), not the store' }], patterns: [DEEP_IMPORTS] }],
     },
   },
 );

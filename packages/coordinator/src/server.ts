@@ -7,9 +7,12 @@ import { createHttpApp, apiMountPath } from './http/app.js';
 import { DagFiles } from './definitions/dag-files.js';
 import { DagIndex } from './definitions/dag-index.js';
 import { dagRoutes } from './api/dags.routes.js';
+import { DagCommands } from './definitions/dag-commands.js';
+import { DagQueries } from './definitions/dag-queries.js';
 import { runRoutes } from './api/runs.routes.js';
 import { systemRoutes } from './api/system.routes.js';
 import { DatabaseProbe } from './health/database-probe.js';
+import { ServiceHealth } from './health/service-health.js';
 import { Dispatcher } from './runs/dispatcher.js';
 import { LocalExecutor, localWorkerId, type ChildRunQueue } from './runs/local-executor.js';
 import { RunService } from './runs/run-service.js';
@@ -24,6 +27,7 @@ import { RemotePollers } from './dispatch/remote-pollers.js';
 import { RemoteWorkers } from './dispatch/remote-workers.js';
 import { ReportApplier } from './dispatch/report-applier.js';
 import { WorkerRegistry } from './dispatch/worker-registry.js';
+import { ConnectedWorkers } from './dispatch/connected-workers.js';
 import { startWorkerMonitor } from './dispatch/worker-monitor.js';
 import { startGrpcServer, type GrpcServer } from './grpc/server.js';
 import { workerHandlers } from './grpc/worker-service.js';
@@ -35,10 +39,12 @@ import { resourceRoutes } from './api/resources.routes.js';
 import { eventRoutes } from './api/events.routes.js';
 import { streamRoutes } from './api/streams.routes.js';
 import { RunEventHub } from './runs/run-event-hub.js';
+import { EventLog } from './runs/event-log.js';
 import { ResourceHistory } from './metrics/resource-history.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import { SchedulerLeadership } from './scheduler/leadership.js';
+import { SchedulerPause } from './scheduler/pause.js';
 import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
@@ -226,15 +232,15 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   opened.push('resource history', () => resources.stop());
   const queries = new RunQueries({ db, runs });
   const routes = [
-    ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
+    ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt, database: new DatabaseProbe(db) })),
     ...metricsRoutes(metrics),
     ...resourceRoutes(resources),
-    ...eventRoutes(db),
+    ...eventRoutes(new EventLog(db)),
     ...streamRoutes(runEvents),
-    ...dagRoutes({ db, runs, files, index, schedule: scheduler }),
-    ...schedulerRoutes({ db }),
+    ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, files, index, runs, schedule: scheduler }) }),
+    ...schedulerRoutes({ pause: new SchedulerPause(db) }),
     ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor }), queries }),
-    ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
+    ...workerRoutes(new ConnectedWorkers(registry, grpc !== undefined)),
     ...queueRoutes(new QueueQueries({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
   ];
   const app = createHttpApp({

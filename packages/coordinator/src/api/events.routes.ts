@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { InvalidCursorError, listEvents, type Db, type EventRecord } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { BadRequestError } from '../errors/api-errors.js';
 import { instantQuery } from '../http/timestamps.js';
+import type { EventLog } from '../runs/event-log.js';
 import { eventPageSchema } from './system.schemas.js';
 
 const eventQuery = z.object({
@@ -22,11 +21,7 @@ const eventQuery = z.object({
   cursor: z.string().optional(),
 });
 
-function eventBody(event: EventRecord) {
-  return { ...event, id: String(event.id), occurredAt: event.occurredAt.toISOString() };
-}
-
-export function eventRoutes(db: Db): AnyRoute[] {
+export function eventRoutes(events: EventLog): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -37,23 +32,7 @@ export function eventRoutes(db: Db): AnyRoute[] {
       response: eventPageSchema,
       query: eventQuery,
       errors: [400],
-      handler: async ({ query }) => {
-        const { paginationMode, cursor, offset, ...filter } = query;
-        try {
-          const page =
-            paginationMode === 'cursor'
-              ? await listEvents(db, { ...filter, ...(cursor !== undefined ? { cursor } : {}) })
-              : await listEvents(db, { ...filter, offset: offset ?? 0 });
-          return {
-            entries: page.events.map(eventBody),
-            ...(page.total !== undefined ? { total: page.total, limit: query.limit, offset: offset ?? 0 } : {}),
-            ...(paginationMode === 'cursor' ? { nextCursor: page.nextCursor ?? null } : {}),
-          };
-        } catch (error) {
-          if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor', { cursor });
-          throw error;
-        }
-      },
+      handler: ({ query }) => events.list(query),
     }),
   ];
 }

@@ -1,21 +1,10 @@
 import { z } from 'zod';
-import { getSchedulerState, setSchedulerPaused, type Db, type SchedulerState } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
+import type { SchedulerPause } from '../scheduler/pause.js';
 import { schedulerPauseSchema } from './system.schemas.js';
 
 export interface SchedulerRoutesDeps {
-  db: Db;
-}
-
-/** The contract's pause body: pausedAt and pausedBy only while paused, reason only when given. */
-function pauseBody(state: SchedulerState) {
-  if (!state.paused) return { paused: false };
-  return {
-    paused: true,
-    ...(state.pausedAt !== null ? { pausedAt: state.pausedAt.toISOString() } : {}),
-    ...(state.pausedBy !== '' ? { pausedBy: state.pausedBy } : {}),
-    ...(state.reason !== '' ? { reason: state.reason } : {}),
-  };
+  pause: SchedulerPause;
 }
 
 const pauseRequest = z.strictObject({
@@ -32,7 +21,7 @@ export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
       summary: 'Whether the scheduler is paused, since when, by whom and why',
       tag: 'system',
       response: schedulerPauseSchema,
-      handler: async () => pauseBody(await getSchedulerState(deps.db)),
+      handler: () => deps.pause.state(),
     }),
     defineRoute({
       method: 'post',
@@ -44,7 +33,7 @@ export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
       body: pauseRequest,
       errors: [400],
       // Users arrive with authentication; until then the actor is recorded as anonymous.
-      handler: async ({ body }) => pauseBody(await deps.db.transaction((tx) => setSchedulerPaused(tx, body.paused, 'anonymous', body.reason ?? ''))),
+      handler: ({ body }) => deps.pause.set(body.paused, 'anonymous', body.reason),
     }),
   ];
 }

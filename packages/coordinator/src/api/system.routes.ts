@@ -1,14 +1,8 @@
 import { defineRoute, reply, type AnyRoute } from '../http/routes.js';
-import type { DatabaseProbe } from '../health/database-probe.js';
+import type { ServiceHealth } from '../health/service-health.js';
 import { healthSchema, unhealthySchema } from './system.schemas.js';
 
-export interface SystemRoutesDeps {
-  version: string;
-  startedAt: Date;
-  database: DatabaseProbe;
-}
-
-export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
+export function systemRoutes(health: ServiceHealth): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -20,14 +14,8 @@ export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
       response: healthSchema,
       errorBodies: { 503: unhealthySchema },
       handler: async () => {
-        const database = await deps.database.check();
-        const body = {
-          status: database.ok ? 'healthy' as const : 'unhealthy' as const,
-          version: deps.version,
-          uptime: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
-          timestamp: new Date().toISOString(),
-        };
-        return database.ok ? body : reply(503, { ...body, error: database.error });
+        const { healthy, report } = await health.report();
+        return healthy ? report : reply(503, report);
       },
     }),
   ];

@@ -1,13 +1,7 @@
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { ServiceUnavailableError } from '../errors/api-errors.js';
 import { workerListSchema } from './worker.schemas.js';
-import type { WorkerHealth, WorkerRegistry } from '../dispatch/worker-registry.js';
-
-export interface WorkerRoutesDeps {
-  registry: WorkerRegistry;
-  /** The worker gRPC server is listening. */
-  grpcRunning: boolean;
-}
+import type { WorkerHealth } from '../dispatch/worker-registry.js';
+import type { ConnectedWorkers } from '../dispatch/connected-workers.js';
 
 /** The contract's names for the health states (metrics keep the short ones as label values). */
 const HEALTH_STATUS: Record<WorkerHealth, string> = {
@@ -16,7 +10,7 @@ const HEALTH_STATUS: Record<WorkerHealth, string> = {
   unhealthy: 'WORKER_HEALTH_STATUS_UNHEALTHY',
 };
 
-export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
+export function workerRoutes(connected: ConnectedWorkers): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -27,8 +21,7 @@ export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
       response: workerListSchema,
       errors: [503],
       handler: async () => {
-        if (!deps.grpcRunning) throw new ServiceUnavailableError('the worker gRPC server is not running on this coordinator');
-        const workers = await deps.registry.list();
+        const workers = await connected.list();
         return {
           workers: workers.map((w) => ({
             id: w.id,

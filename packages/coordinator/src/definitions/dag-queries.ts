@@ -1,0 +1,126 @@
+import { toDagDetail } from '@trellis/core';
+import { getLatestRuns, suspendedAmong, type Db } from '@trellis/store';
+import type { RunQueries } from '../runs/run-queries.js';
+import type { RunService } from '../runs/run-service.js';
+import type { DagIndex, IndexedDag } from './dag-index.js';
+import { requireDag, type DagSchedule } from './dag-lookup.js';
+import { dagDetails, listItem, listItemDag } from './dag-payloads.js';
+
+export interface DagQueryDeps {
+  db: Db;
+  index: DagIndex;
+  runs: RunService;
+  runQueries: RunQueries;
+  schedule: DagSchedule;
+}
+
+export interface DagListFilter {
+  /** Part of the file name or the DAG name, any case. */
+  name?: string;
+  /** Comma-separated labels the DAG must all carry. */
+  labels?: string;
+  sort: 'name' | 'nextRun';
+  order: 'asc' | 'desc';
+  page: number;
+  perPage: number;
+}
+
+/** How many matching lines per DAG the legacy search returns. */
+const MAX_SEARCH_MATCHES = 20;
+
+/** How many recent runs the per-DAG history and its grid show. */
+const HISTORY_RUNS = 30;
+
+/** Orders like String#localeCompare without arguments, but builds the collator once, not per comparison. */
+const collator = new Intl.Collator();
+
+function matchesFilters(entry: IndexedDag, name: string | undefined, labels: string[]): boolean {
+  if (name !== undefined && name !== '') {
+    const needle = name.toLowerCase();
+    if (!entry.fileName.toLowerCase().includes(needle) && !entry.name.toLowerCase().includes(needle)) return false;
+  }
+  if (labels.length === 0) return true;
+  const own = new Set(entry.result.dag?.labels ?? []);
+  return labels.every((label) => own.has(label));
+}
+
+/** Reading DAG definitions: lists, details, specs, search, validation and the runs of one DAG. */
+export class DagQueries {
+  constructor(private readonly deps: DagQueryDeps) {}
+
+  /** One page of the matching definitions, and how many match in all. */
+  async list(filter: DagListFilter) {
+    const labels = (filter.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
+    const entries = this.sorted(this.deps.index.all().filter((e) => matchesFilters(e, filter.name, labels)), filter.sort);
+    if (filter.order === 'desc') entries.reverse();
+    const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
+    const names = slice.map((e) => e.name);
+    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, names), suspendedAmong(this.deps.db, names)]);
+    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), latest.get(e.name), suspended.has(e.name))), total: entries.length };
+  }
+
+  async details(fileName: string) {
+    const entry = requireDag(this.deps.index, fileName);
+    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, [entry.name]), suspendedAmong(this.deps.db, [entry.name])]);
+    return dagDetails(entry, latest.get(entry.name), suspended.has(entry.name));
+  }
+
+  /** The YAML text of a definition, with what it parses to. */
+  spec(fileName: string) {
+    const entry = requireDag(this.deps.index, fileName);
+    return { dag: dagDetails(entry).dag, spec: entry.text, errors: entry.result.errors };
+  }
+
+  /** Parses a spec without storing it; warnings name settings that will not take effect. */
+  validate(spec: string, name = 'dag') {
+    const result = this.deps.index.parse(spec, name);
+    return {
+      valid: result.errors.length === 0,
+      errors: result.errors,
+      warnings: result.warnings,
+      ...(result.dag !== undefined ? { dag: toDagDetail(result.dag) } : {}),
+    };
+  }
+
+  /** Case-insensitive full-text search over specs, by file name. */
+  search(text: string) {
+    const needle = text.toLowerCase();
+    return this.deps.index
+      .all()
+      .map((entry) => {
+        const matches = entry.text
+          .split('\n')
+          .map((line, i) => ({ line, lineNumber: i + 1, startLine: i + 1 }))
+          .filter((m) => m.line.toLowerCase().includes(needle))
+          .slice(0, MAX_SEARCH_MATCHES);
+        return { name: entry.name, fileName: entry.fileName, dag: listItemDag(entry), matches };
+      })
+      .filter((r) => r.matches.length > 0)
+      .sort((a, b) => a.fileName.localeCompare(b.fileName));
+  }
+
+  /** The recent runs of a DAG and, per step, its status in each of them (0 where it did not run). */
+  async runHistory(fileName: string) {
+    const entry = requireDag(this.deps.index, fileName);
+    return this.deps.runQueries.history(entry.name, entry.result.dag?.steps.map((s) => s.name) ?? [], HISTORY_RUNS);
+  }
+
+  /** One run of a DAG in detail, with its nodes. */
+  async runOf(fileName: string, dagRunId: string) {
+    const entry = requireDag(this.deps.index, fileName);
+    return this.deps.runQueries.detailsOf(await this.deps.runs.require(entry.name, dagRunId));
+  }
+
+  /**
+   * Definitions in list order. Each sort key is computed once per entry (a schedule's next run
+   * is a cron search), and only the requested page becomes list items: with 1,000 DAGs, building
+   * every item and comparing with localeCompare dominated the request.
+   */
+  private sorted(entries: IndexedDag[], sort: 'name' | 'nextRun'): IndexedDag[] {
+    const keyOf = sort === 'name' ? (e: IndexedDag) => e.name.toLowerCase() : (e: IndexedDag) => this.deps.schedule.nextRun(e) || '\uffff';
+    return entries
+      .map((entry) => ({ entry, key: keyOf(entry) }))
+      .sort((a, b) => collator.compare(a.key, b.key) || collator.compare(a.entry.fileName, b.entry.fileName))
+      .map((ranked) => ranked.entry);
+  }
+}

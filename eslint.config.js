@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'packages/*/test/fixtures/**', 'scripts/**', 'eslint.config.js'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'packages/*/test/fixtures/**', 'scripts/**', 'eslint.config.js', 'packages/core/src/protocol/generated/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -1,11 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import {
-  isEnvVarName, isTerminalRunStatus, RunStatus, validateRunId,
-  type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
-  type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
-  type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
-} from '@trellis/core';
+import { isEnvVarName, isTerminalRunStatus, isValidWorkerId, RunStatus, validateRunId, type CoordinatorMethod, type CoordinatorMethods } from '@trellis/core';
 import { ackRun, attemptsAssignedTo, cancellationsFor, getRun, reconcileHeldAttempts, recordHeartbeat, releaseLease, takeRunCommands, type AttemptRef, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RemotePollers } from '../dispatch/remote-pollers.js';
@@ -20,7 +15,6 @@ import { GrpcStatusError } from './call-status.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
-const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 /**
  * A started attempt missing from what its worker holds is spared this long after its ack: the
  * ack's answer may still be on its way, and a call listing what the worker holds may have left
@@ -53,19 +47,11 @@ export interface CallContext {
 
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
 
-export interface WorkerHandlers {
-  Register: Handler<RegisterRequest, RegisterResponse>;
-  Poll: Handler<PollRequest, PollResponse>;
-  AckTask: Handler<AckTaskRequest, AckTaskResponse>;
-  Heartbeat: Handler<HeartbeatRequest, HeartbeatResponse>;
-  Report: Handler<ReportRequest, ReportResponse>;
-  StartSubRun: Handler<StartSubRunRequest, StartSubRunResponse>;
-  WaitRun: Handler<WaitRunRequest, WaitRunResponse>;
-  StopSubRun: Handler<StopSubRunRequest, StopSubRunResponse>;
-}
+/** One handler per unary call of the .proto (the generated method map: a new call fails to compile until handled). */
+export type WorkerHandlers = { [M in CoordinatorMethod]: Handler<CoordinatorMethods[M]['request'], CoordinatorMethods[M]['response']> };
 
 function requireWorkerId(id: string): void {
-  if (!WORKER_ID.test(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
+  if (!isValidWorkerId(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
 }
 
 /**

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  DAG_FILE_NAME,
   isValidDagFileName,
   loadDag,
   toDagDetail,
@@ -27,7 +28,7 @@ export interface DagRoutesDeps {
   schedule: { nextRun(entry: IndexedDag): string; setSuspended(name: string, suspended: boolean): void };
 }
 
-const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
 
 /** The DAG created when POST /dags carries no spec: one step that echoes. */
 const MINIMAL_SPEC = 'steps:\n  - name: step1\n    command: echo hello\n';

@@ -1,6 +1,6 @@
 import { dirname, resolve, sep } from 'node:path';
 import { z } from 'zod';
-import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
+import { DAG_FILE_NAME, RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
 import { ApprovalError } from '@trellis/engine';
 import { getLatestRun, getNodes, getOutputs, listRuns, queueRunCommand, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
 import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
@@ -20,7 +20,7 @@ export interface RunRoutesDeps {
   executor: LocalExecutor;
 }
 
-const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
 const runParams = z.object({ name: z.string().min(1), dagRunId: z.string().min(1) });
 const stepParams = runParams.extend({ stepName: z.string().min(1) });
 

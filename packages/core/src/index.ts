@@ -1,4 +1,5 @@
 export * from './model/dag.js';
+export * from './model/run-identity.js';
 export * from './status/index.js';
 export * from './schedule/index.js';
 export * from './names/index.js';
@@ -12,4 +13,5 @@ export { selectDag, type SelectedDag } from './spec/select.js';
 export { MAIL_UNAVAILABLE } from './spec/unsupported.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
+export * from './protocol/messages.js';
 export { errorLogFields, safeLogInfo, withErrorLogFields, type ErrorLogFields, type ErrorLogOptions, type LogInfo } from './errors/log-fields.js';

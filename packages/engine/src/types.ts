@@ -1,4 +1,4 @@
-import type { Dag, NodeStatus, ResolvedParams, RunStatus, WorkerSelector } from '@trellis/core';
+import type { Dag, NodeStatus, ResolvedParams, RunIdentity, RunStatus, WorkerSelector } from '@trellis/core';
 import type { StepPayload } from '@trellis/core';
 import type { ProcessLauncher } from './executors/process-group.js';
 
@@ -27,15 +27,7 @@ export interface NodeSnapshot {
   error: string;
 }
 
-export interface RunIdentity {
-  dagName: string;
-  dagRunId: string;
-  attemptId: string;
-  rootDagRunName: string;
-  rootDagRunId: string;
-  parentDagRunName: string;
-  parentDagRunId: string;
-}
+export type { RunIdentity } from '@trellis/core';
 
 /** Everything the engine knows about the run, sent whole on every change (idempotent by design). */
 export interface RunSnapshot extends RunIdentity {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
+import { isValidWorkerId } from '@trellis/core';
 
 export interface WorkerConfig {
   /** host:port of the coordinator's gRPC server. */
@@ -73,7 +74,7 @@ export function loadWorkerConfig(flags: RawWorkerConfig, env: NodeJS.ProcessEnv)
   if (coordinator === undefined) problems.push('--coordinator HOST:PORT is required (or SVC_WORKER_COORDINATOR)');
   else if (!/^[^\s]+:\d+$/.test(coordinator)) problems.push(`--coordinator must be HOST:PORT, got "${coordinator}"`);
   const id = pick(flags.id, 'SVC_WORKER_ID') ?? `${hostname()}-${process.pid}`;
-  if (!/^[A-Za-z0-9_.:@-]{1,128}$/.test(id)) problems.push(`--id must be 1-128 letters, digits or _ . : @ -, got "${id}"`);
+  if (!isValidWorkerId(id)) problems.push(`--id must be 1-128 letters, digits or _ . : @ -, got "${id}"`);
   const labels = parseLabels(pick(flags.labels, 'SVC_WORKER_LABELS') ?? '', problems);
   const tlsCert = pick(flags.tlsCert, 'SVC_WORKER_TLS_CERT');
   const tlsKey = pick(flags.tlsKey, 'SVC_WORKER_TLS_KEY');

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
-import type { RunCommandMessage, Task, TaskRef } from '@trellis/core';
+import { runLineage, type RunCommandMessage, type Task, type TaskRef } from '@trellis/core';
 import { ProcessSpawner, settlesWithin } from '@trellis/engine';
 import type { WorkerConfig } from './config.js';
-import { CoordinatorClient, GrpcStatus, grpcCode, type PendingCall } from './grpc/client.js';
+import { CoordinatorClient, GrpcStatus, grpcCode, isCoordinatorAway, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
 import { Backoff, sleep } from './reporting/backoff.js';
 import { startAttempt, type RunningAttempt } from './tasks/task-runner.js';
@@ -223,7 +223,7 @@ export class WorkerDaemon {
         if (!accepted) this.logger.warn('task taken back before it started; skipping it', { dagRunId: task.ref.dagRunId, reason: answer.reason });
         break;
       } catch (error) {
-        if (grpcCode(error) !== GrpcStatus.UNAVAILABLE && grpcCode(error) !== GrpcStatus.DEADLINE_EXCEEDED) {
+        if (!isCoordinatorAway(error)) {
           this.logger.error('could not acknowledge a task; skipping it', { dagRunId: task.ref.dagRunId, error: (error as Error).message });
           break;
         }
@@ -273,10 +273,7 @@ export class WorkerDaemon {
     const running = [...this.running.values()].map((a) => ({
       ref: a.task.ref,
       startedAt: a.startedAt,
-      rootDagRunName: a.task.rootDagRunName,
-      rootDagRunId: a.task.rootDagRunId,
-      parentDagRunName: a.task.parentDagRunName,
-      parentDagRunId: a.task.parentDagRunId,
+      ...runLineage(a.task),
     }));
     try {
       const answer = await this.client.request('Heartbeat', { workerId: this.config.id, running, pollersTotal: this.config.pollers + this.lent, pollersBusy: this.busy, claiming: [...this.claiming.values()] }, 5000);

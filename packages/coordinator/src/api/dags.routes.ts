@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DAG_FILE_NAME } from '@trellis/core';
 import { defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
@@ -11,7 +12,7 @@ export interface DagRoutesDeps {
   commands: DagCommands;
 }
 
-const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
 
 const listQuery = paginationQuery.extend({
   name: z.string().optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunStatus, isNodeStatus } from '@trellis/core';
+import { DAG_FILE_NAME, RunStatus, isNodeStatus } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
 import type { RunCommands } from '../runs/run-commands.js';
@@ -12,7 +12,7 @@ export interface RunRoutesDeps {
   queries: RunQueries;
 }
 
-const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
 const runParams = z.object({ name: z.string().min(1), dagRunId: z.string().min(1) });
 const stepParams = runParams.extend({ stepName: z.string().min(1) });
 

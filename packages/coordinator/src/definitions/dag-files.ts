@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { dagFileNameOf } from '@trellis/core';
 
 /** DAG definition files: `<dagsDir>/<fileName>.yaml` (a `.yml` file is read too). */
 export class DagFiles {
@@ -21,8 +22,8 @@ export class DagFiles {
     }
     const names = new Set<string>();
     for (const entry of entries) {
-      const match = /^([a-zA-Z0-9_-]+)\.ya?ml$/.exec(entry);
-      if (match?.[1] !== undefined) names.add(match[1]);
+      const name = dagFileNameOf(entry);
+      if (name !== undefined) names.add(name);
     }
     return [...names].sort();
   }

@@ -1,6 +1,6 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
+import { dagFileNameOf, loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
 import type { DagFiles } from './dag-files.js';
 import type { Logger } from '../logging/logger.js';
 import { toError } from '../errors/normalize.js';
@@ -114,8 +114,8 @@ export class DagIndex {
   private startWatching(): void {
     try {
       this.watcher = watch(this.files.dir, (_event, name) => {
-        const match = name !== null ? /^([a-zA-Z0-9_-]+)\.ya?ml$/.exec(name) : null;
-        if (match?.[1] !== undefined) this.schedule(match[1]);
+        const fileName = name !== null ? dagFileNameOf(name) : undefined;
+        if (fileName !== undefined) this.schedule(fileName);
       });
       this.watcher.on('error', (error) => this.logger.warn('DAG directory watch failed', { error: toError(error) }));
     } catch (error) {

@@ -1,4 +1,4 @@
-import type { Task } from '@trellis/core';
+import { runLineage, type Task } from '@trellis/core';
 import { readDotenvFiles } from '@trellis/engine';
 import type { Db, RunRecord } from '@trellis/store';
 import type { SpecCache } from '../runs/spec-cache.js';
@@ -16,10 +16,7 @@ export async function taskFor(db: Db, specs: SpecCache, run: RunRecord, dagsDir:
   const { paramsJson, runEnv, maskValues } = await executedInputs(db, run);
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
-    rootDagRunName: run.rootDagRunName,
-    rootDagRunId: run.rootDagRunId,
-    parentDagRunName: run.parentDagRunName,
-    parentDagRunId: run.parentDagRunId,
+    ...runLineage(run),
     specYaml: (await specs.yaml(run.specHash)) ?? '',
     fileName: run.fileName,
     paramsJson,

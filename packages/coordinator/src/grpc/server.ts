@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_FILE, PROTO_LOADER_OPTIONS } from '@trellis/core';
+import { PROTO_FILE, PROTO_LOADER_OPTIONS, type CoordinatorPackage } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { hasValidToken, serverCredentials, type GrpcSecurity } from './auth.js';
 import type { WorkerHandlers } from './worker-service.js';
@@ -11,10 +11,6 @@ export interface GrpcServer {
   /** Bound address, e.g. 127.0.0.1:50051. */
   address: string;
   close(): Promise<void>;
-}
-
-interface ServiceDefinitionPackage {
-  trellis: { coordinator: { v1: { Coordinator: { service: grpc.ServiceDefinition } } } };
 }
 
 export class GrpcStartError extends Error {
@@ -41,7 +37,7 @@ function guarded(handler: Unary, security: GrpcSecurity, logger: Logger): grpc.h
 
 /** Starts the worker-facing gRPC server; port 0 picks a free port. */
 export async function startGrpcServer(host: string, port: number, security: GrpcSecurity, handlers: WorkerHandlers, logger: Logger): Promise<GrpcServer> {
-  const definition = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as ServiceDefinitionPackage;
+  const definition = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as CoordinatorPackage;
   const server = new grpc.Server({ 'grpc.keepalive_permit_without_calls': 1 });
   const service = definition.trellis.coordinator.v1.Coordinator.service;
   const unaries = handlers as unknown as Record<string, Unary>;

@@ -1,17 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import {
-  isEnvVarName, validateRunId,
-  type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
-  type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
-  type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
-} from '@trellis/core';
+import { isEnvVarName, isValidWorkerId, validateRunId, type CoordinatorMethod, type CoordinatorMethods } from '@trellis/core';
 import type { RemoteWorkers } from '../dispatch/remote-workers.js';
 import type { SubRuns } from '../runs/sub-runs.js';
 import { GrpcStatusError } from './call-status.js';
 
 const MAX_WAIT_MS = 30_000;
-const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 
 export interface WorkerServiceDeps {
   workers: RemoteWorkers;
@@ -28,19 +22,11 @@ export interface CallContext {
 
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
 
-export interface WorkerHandlers {
-  Register: Handler<RegisterRequest, RegisterResponse>;
-  Poll: Handler<PollRequest, PollResponse>;
-  AckTask: Handler<AckTaskRequest, AckTaskResponse>;
-  Heartbeat: Handler<HeartbeatRequest, HeartbeatResponse>;
-  Report: Handler<ReportRequest, ReportResponse>;
-  StartSubRun: Handler<StartSubRunRequest, StartSubRunResponse>;
-  WaitRun: Handler<WaitRunRequest, WaitRunResponse>;
-  StopSubRun: Handler<StopSubRunRequest, StopSubRunResponse>;
-}
+/** One handler per unary call of the .proto (the generated method map: a new call fails to compile until handled). */
+export type WorkerHandlers = { [M in CoordinatorMethod]: Handler<CoordinatorMethods[M]['request'], CoordinatorMethods[M]['response']> };
 
 function requireWorkerId(id: string): void {
-  if (!WORKER_ID.test(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
+  if (!isValidWorkerId(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
 }
 
 const waitOf = (waitMs: number): number => Math.min(Math.max(waitMs, 0), MAX_WAIT_MS);

@@ -1,6 +1,10 @@
 export * from './paths.js';
 
-const DAG_FILE_NAME = /^[a-zA-Z0-9_-]+$/;
+/** DAG file names address definitions in URL paths (see isValidDagFileName for the length). */
+export const DAG_FILE_NAME = /^[a-zA-Z0-9_-]+$/;
+/** A DAG file in the DAGs folder: `<file name>.yaml` or `.yml`; group 1 is the file name. */
+const DAG_FILE = /^([a-zA-Z0-9_-]+)\.ya?ml$/;
+const WORKER_ID = /^[A-Za-z0-9_.:@-]{1,128}$/;
 const RUN_NAME = /^[A-Za-z0-9_.-]+$/;
 const ENV_VAR_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const MAX_DAG_NAME_LENGTH = 40;
@@ -38,4 +42,14 @@ export function validateRunId(value: string): string | undefined {
 /** Names a step can read as environment variables: a letter or `_`, then letters, digits, `_`. */
 export function isEnvVarName(value: string): boolean {
   return ENV_VAR_NAME.test(value);
+}
+
+/** The DAG file name of a DAGs-folder entry (`<name>.yaml` or `.yml`), or undefined for any other entry. */
+export function dagFileNameOf(entry: string): string | undefined {
+  return DAG_FILE.exec(entry)?.[1];
+}
+
+/** Worker ids name a worker in logs, metrics and run records: 1-128 characters of `[A-Za-z0-9_.:@-]`. */
+export function isValidWorkerId(value: string): boolean {
+  return WORKER_ID.test(value);
 }

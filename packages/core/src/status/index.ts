@@ -61,19 +61,20 @@ export function isNodeStatus(value: unknown): value is NodeStatus {
 }
 
 /** Terminal run statuses: nothing moves a run out of these except a retry (a new attempt). */
-export function isTerminalRunStatus(status: RunStatus): boolean {
-  return (
-    status === RunStatus.Failed ||
-    status === RunStatus.Aborted ||
-    status === RunStatus.Success ||
-    status === RunStatus.PartialSuccess ||
-    status === RunStatus.Rejected
-  );
-}
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Failed, RunStatus.Aborted, RunStatus.Success, RunStatus.PartialSuccess, RunStatus.Rejected];
 
 /** Active runs hold a queue slot or a worker: Running and Waiting (an approval holds its slot). */
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Running, RunStatus.Waiting];
+
+/** Runs not over yet: active, or queued for a slot. */
+export const UNFINISHED_RUN_STATUSES: readonly RunStatus[] = [RunStatus.Running, RunStatus.Queued, RunStatus.Waiting];
+
+export function isTerminalRunStatus(status: RunStatus): boolean {
+  return TERMINAL_RUN_STATUSES.includes(status);
+}
+
 export function isActiveRunStatus(status: RunStatus): boolean {
-  return status === RunStatus.Running || status === RunStatus.Waiting;
+  return ACTIVE_RUN_STATUSES.includes(status);
 }
 
 /** The `metadata.status` word of the outputs endpoint. */

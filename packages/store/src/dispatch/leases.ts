@@ -1,6 +1,8 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { endRunningNodes } from '../runs/end-nodes.js';
 import { RUN_COLUMNS, type RunRecord } from '../runs/record.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 /** One attempt of one run, as the worker protocol names it. */
 export interface AttemptRef {
@@ -17,7 +19,7 @@ export interface AttemptRef {
 export async function ackRun(q: Queryable, workerId: string, ref: AttemptRef): Promise<RunRecord | undefined> {
   const [row] = await q.query<RunRecord>(
     `UPDATE runs SET acked_at = COALESCE(acked_at, now()), updated_at = now()
-     WHERE dag_name = $1 AND dag_run_id = $2 AND attempt_id = $3 AND worker_id = $4 AND status IN (1, 7) AND stop_requested_at IS NULL
+     WHERE dag_name = $1 AND dag_run_id = $2 AND attempt_id = $3 AND worker_id = $4 AND status IN (${ACTIVE}) AND stop_requested_at IS NULL
      RETURNING ${RUN_COLUMNS}`,
     [ref.dagName, ref.dagRunId, ref.attemptId, workerId],
   );
@@ -30,8 +32,8 @@ export async function ackRun(q: Queryable, workerId: string, ref: AttemptRef): P
  */
 export async function requeueUnacked(q: Queryable, ackTimeoutSec: number): Promise<RunRecord[]> {
   return q.query<RunRecord>(
-    `UPDATE runs SET status = 5, worker_id = '', started_at = NULL, dispatched_at = NULL, attempt_id = gen_random_uuid()::text, updated_at = now()
-     WHERE status = 1 AND dispatch_target = 'remote' AND acked_at IS NULL AND dispatched_at < now() - make_interval(secs => $1)
+    `UPDATE runs SET status = ${RunStatus.Queued}, worker_id = '', started_at = NULL, dispatched_at = NULL, attempt_id = gen_random_uuid()::text, updated_at = now()
+     WHERE status = ${RunStatus.Running} AND dispatch_target = 'remote' AND acked_at IS NULL AND dispatched_at < now() - make_interval(secs => $1)
      RETURNING ${RUN_COLUMNS}`,
     [ackTimeoutSec],
   );
@@ -49,14 +51,14 @@ export async function failRunsOfLostWorkers(q: Queryable, staleSec: number): Pro
   // One statement: the failed runs and one worker.lost event per lost worker land together.
   return q.query<RunRecord>(
     `WITH failed AS (
-       UPDATE runs SET status = 2, finished_at = now(), updated_at = now(),
+       UPDATE runs SET status = ${RunStatus.Failed}, finished_at = now(), updated_at = now(),
          error = format('%s was lost: no heartbeat for more than %s s (last heartbeat %s)',
                         CASE WHEN runs.worker_id LIKE 'local:%' THEN 'coordinator ' || substr(runs.worker_id, 7) ELSE 'worker ' || runs.worker_id END, $1::int,
                         COALESCE(to_char(lost.lost_heartbeat AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'never'))
        FROM (SELECT r.id AS lost_id, w.last_heartbeat AS lost_heartbeat FROM runs r LEFT JOIN workers w ON w.id = r.worker_id
-             WHERE r.status IN (1, 7) AND r.worker_id <> '' AND r.acked_at IS NOT NULL
+             WHERE r.status IN (${ACTIVE}) AND r.worker_id <> '' AND r.acked_at IS NOT NULL
                AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => $1::int))) lost
-       WHERE runs.id = lost.lost_id AND runs.status IN (1, 7)
+       WHERE runs.id = lost.lost_id AND runs.status IN (${ACTIVE})
        RETURNING ${RUN_COLUMNS}
      ), lost_event AS (
        INSERT INTO event_logs (kind, type, message, data)
@@ -78,7 +80,7 @@ export async function cancellationsFor(q: Queryable, workerId: string, running: 
     `SELECT t.dag_name AS "dagName", t.dag_run_id AS "dagRunId", t.attempt_id AS "attemptId"
      FROM unnest($2::text[], $3::text[], $4::text[]) AS t(dag_name, dag_run_id, attempt_id)
      WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.dag_name = t.dag_name AND r.dag_run_id = t.dag_run_id AND r.attempt_id = t.attempt_id
-                         AND r.worker_id = $1 AND r.status IN (1, 7) AND r.stop_requested_at IS NULL)`,
+                         AND r.worker_id = $1 AND r.status IN (${ACTIVE}) AND r.stop_requested_at IS NULL)`,
     [workerId, running.map((r) => r.dagName), running.map((r) => r.dagRunId), running.map((r) => r.attemptId)],
   );
 }
@@ -87,7 +89,7 @@ export async function cancellationsFor(q: Queryable, workerId: string, running: 
 export async function attemptsAssignedTo(q: Queryable, workerId: string): Promise<AttemptRef[]> {
   return q.query<AttemptRef>(
     `SELECT dag_name AS "dagName", dag_run_id AS "dagRunId", attempt_id AS "attemptId" FROM runs
-     WHERE worker_id = $1 AND status IN (1, 7) AND acked_at IS NOT NULL`,
+     WHERE worker_id = $1 AND status IN (${ACTIVE}) AND acked_at IS NOT NULL`,
     [workerId],
   );
 }
@@ -98,13 +100,13 @@ export async function attemptsAssignedTo(q: Queryable, workerId: string): Promis
  */
 export async function requestRemoteStop(q: Queryable, runId: number, reason: string): Promise<'aborted' | 'requested' | 'not_running'> {
   const aborted = await q.query(
-    `UPDATE runs SET status = 3, error = $2, finished_at = now(), updated_at = now()
-     WHERE id = $1 AND status = 1 AND dispatch_target = 'remote' AND acked_at IS NULL RETURNING id`,
+    `UPDATE runs SET status = ${RunStatus.Aborted}, error = $2, finished_at = now(), updated_at = now()
+     WHERE id = $1 AND status = ${RunStatus.Running} AND dispatch_target = 'remote' AND acked_at IS NULL RETURNING id`,
     [runId, reason],
   );
   if (aborted.length === 1) return 'aborted';
   const flagged = await q.query(
-    'UPDATE runs SET stop_requested_at = COALESCE(stop_requested_at, now()), updated_at = now() WHERE id = $1 AND status IN (1, 7) RETURNING id',
+    `UPDATE runs SET stop_requested_at = COALESCE(stop_requested_at, now()), updated_at = now() WHERE id = $1 AND status IN (${ACTIVE}) RETURNING id`,
     [runId],
   );
   return flagged.length === 1 ? 'requested' : 'not_running';
@@ -116,15 +118,15 @@ export async function requestRemoteStop(q: Queryable, runId: number, reason: str
  * its run, so anything after it comes from an attempt the coordinator ended (a lost worker).
  */
 export async function advanceReportSeq(q: Queryable, runId: number, attemptId: string, seq: number): Promise<boolean> {
-  const rows = await q.query('UPDATE runs SET report_seq = GREATEST(report_seq, $3) WHERE id = $1 AND attempt_id = $2 AND status IN (1, 7) RETURNING id', [runId, attemptId, seq]);
+  const rows = await q.query(`UPDATE runs SET report_seq = GREATEST(report_seq, $3) WHERE id = $1 AND attempt_id = $2 AND status IN (${ACTIVE}) RETURNING id`, [runId, attemptId, seq]);
   return rows.length === 1;
 }
 
 /** A lease that never reached its worker returns to the queue at once, same attempt. */
 export async function releaseLease(q: Queryable, runId: number, attemptId: string): Promise<void> {
   await q.query(
-    `UPDATE runs SET status = 5, worker_id = '', started_at = NULL, dispatched_at = NULL, updated_at = now()
-     WHERE id = $1 AND attempt_id = $2 AND status = 1 AND acked_at IS NULL`,
+    `UPDATE runs SET status = ${RunStatus.Queued}, worker_id = '', started_at = NULL, dispatched_at = NULL, updated_at = now()
+     WHERE id = $1 AND attempt_id = $2 AND status = ${RunStatus.Running} AND acked_at IS NULL`,
     [runId, attemptId],
   );
 }

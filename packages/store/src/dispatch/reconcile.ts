@@ -1,7 +1,9 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { endRunningNodes } from '../runs/end-nodes.js';
 import { RUN_COLUMNS, type RunRecord } from '../runs/record.js';
 import type { AttemptRef } from './leases.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 export interface HeldReconciliation {
   /** A started attempt acknowledged less than this long ago is spared: its ack may still be on the way to the worker. */
@@ -21,22 +23,22 @@ export async function reconcileHeldAttempts(q: Queryable, workerId: string, held
   return q.query<RunRecord>(
     `WITH missing AS (
        SELECT r.id AS missing_id FROM runs r
-       WHERE r.worker_id = $1 AND r.status IN (1, 7) AND r.dispatch_target = 'remote'
+       WHERE r.worker_id = $1 AND r.status IN (${ACTIVE}) AND r.dispatch_target = 'remote'
          AND NOT EXISTS (SELECT 1 FROM unnest($2::text[], $3::text[], $4::text[]) AS h(dag_name, dag_run_id, attempt_id)
                          WHERE h.dag_name = r.dag_name AND h.dag_run_id = r.dag_run_id AND h.attempt_id = r.attempt_id)
      ), ended AS (
-       UPDATE runs SET status = CASE WHEN runs.stop_requested_at IS NULL THEN 2 ELSE 3 END, finished_at = now(), updated_at = now(),
+       UPDATE runs SET status = CASE WHEN runs.stop_requested_at IS NULL THEN ${RunStatus.Failed} ELSE ${RunStatus.Aborted} END, finished_at = now(), updated_at = now(),
          error = CASE WHEN runs.stop_requested_at IS NULL
            THEN format('worker %s no longer has this run: its process restarted or dropped the run after it started', $1::text)
            ELSE format('stopped: worker %s no longer had this run', $1::text) END
        FROM missing
-       WHERE runs.id = missing.missing_id AND runs.worker_id = $1 AND runs.status IN (1, 7)
+       WHERE runs.id = missing.missing_id AND runs.worker_id = $1 AND runs.status IN (${ACTIVE})
          AND runs.acked_at < now() - make_interval(secs => $5::int)
        RETURNING ${RUN_COLUMNS}
      ), requeued AS (
-       UPDATE runs SET status = 5, worker_id = '', started_at = NULL, dispatched_at = NULL, attempt_id = gen_random_uuid()::text, updated_at = now()
+       UPDATE runs SET status = ${RunStatus.Queued}, worker_id = '', started_at = NULL, dispatched_at = NULL, attempt_id = gen_random_uuid()::text, updated_at = now()
        FROM missing
-       WHERE $6::boolean AND runs.id = missing.missing_id AND runs.worker_id = $1 AND runs.status = 1 AND runs.acked_at IS NULL
+       WHERE $6::boolean AND runs.id = missing.missing_id AND runs.worker_id = $1 AND runs.status = ${RunStatus.Running} AND runs.acked_at IS NULL
        RETURNING ${RUN_COLUMNS}
      ), nodes AS (${endRunningNodes('ended')})
      SELECT * FROM ended UNION ALL SELECT * FROM requeued`,

@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/types.js';
 import type { AttemptRef } from './leases.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 export interface RunCommand {
   ref: AttemptRef;
@@ -24,7 +25,7 @@ export async function takeRunCommands(q: Queryable, workerId: string): Promise<R
   const rows = await q.query<{ dagName: string; dagRunId: string; attemptId: string; kind: 'approve' | 'reject'; stepName: string; inputs: Record<string, string>; reason: string }>(
     `WITH taken AS (
        DELETE FROM run_commands c USING runs r
-       WHERE c.run_id = r.id AND r.worker_id = $1 AND r.status IN (1, 7)
+       WHERE c.run_id = r.id AND r.worker_id = $1 AND r.status IN (${ACTIVE})
        RETURNING c.id, r.dag_name, r.dag_run_id, c.attempt_id, r.attempt_id AS current_attempt, c.kind, c.step_name, c.inputs, c.reason
      )
      SELECT dag_name AS "dagName", dag_run_id AS "dagRunId", attempt_id AS "attemptId", kind, step_name AS "stepName", inputs, reason

@@ -1,14 +1,9 @@
+import type { RunIdentity } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 /** A running task as a worker reports it in its heartbeat. */
-export interface RunningTaskRow {
-  dagName: string;
-  dagRunId: string;
-  attemptId: string;
-  rootDagRunName: string;
-  rootDagRunId: string;
-  parentDagRunName: string;
-  parentDagRunId: string;
+export interface RunningTaskRow extends RunIdentity {
   startedAt: string;
 }
 
@@ -65,7 +60,7 @@ export async function listWorkers(q: Queryable): Promise<{ workers: WorkerRecord
 export async function pruneWorkers(q: Queryable, olderThanSec: number): Promise<string[]> {
   const rows = await q.query<{ id: string }>(
     `DELETE FROM workers w WHERE last_heartbeat < now() - make_interval(secs => $1)
-       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.worker_id = w.id AND r.status IN (1, 7)) RETURNING id`,
+       AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.worker_id = w.id AND r.status IN (${ACTIVE})) RETURNING id`,
     [olderThanSec],
   );
   return rows.map((r) => r.id);

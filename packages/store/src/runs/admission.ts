@@ -1,5 +1,7 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { ACTIVE, TERMINAL, UNFINISHED } from '../db/run-status-sql.js';
 
 /** Who admits: the local executor, or a remote worker with these labels. */
 export type AdmissionTarget = { kind: 'local' } | { kind: 'remote'; labels: Record<string, string> };
@@ -40,25 +42,25 @@ export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): 
 /** Queued runs per queue and running runs per queue, for conditions and the queues endpoint. */
 export async function queueCounts(q: Queryable): Promise<Map<string, { queued: number; running: number }>> {
   const rows = await q.query<{ queue: string; queued: number; running: number }>(
-    `SELECT queue_name AS queue, count(*) FILTER (WHERE status = 5)::int AS queued, count(*) FILTER (WHERE status IN (1, 7))::int AS running
-     FROM runs WHERE status IN (1, 5, 7) GROUP BY queue_name`,
+    `SELECT queue_name AS queue, count(*) FILTER (WHERE status = ${RunStatus.Queued})::int AS queued, count(*) FILTER (WHERE status IN (${ACTIVE}))::int AS running
+     FROM runs WHERE status IN (${UNFINISHED}) GROUP BY queue_name`,
   );
   return new Map(rows.map((r) => [r.queue, { queued: r.queued, running: r.running }]));
 }
 
 /** A queued run leaves the queue (dequeue): Aborted, with the reason. */
 export async function dequeueRun(q: Queryable, runId: number, reason: string): Promise<boolean> {
-  const rows = await q.query("UPDATE runs SET status = 3, error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status = 5 RETURNING id", [runId, reason]);
+  const rows = await q.query(`UPDATE runs SET status = ${RunStatus.Aborted}, error = $2, finished_at = now(), updated_at = now() WHERE id = $1 AND status = ${RunStatus.Queued} RETURNING id`, [runId, reason]);
   return rows.length === 1;
 }
 
 /** A new attempt of a finished run: back to the queue with a new attempt id. */
 export async function requeueForRetry(q: Queryable, runId: number, attemptId: string, logFile: string): Promise<RunRecord | undefined> {
   const [row] = await q.query<RunRecord>(
-    `UPDATE runs SET status = 5, attempt_id = $2, attempt_number = attempt_number + 1, log_file = $3, queued_at = now(),
+    `UPDATE runs SET status = ${RunStatus.Queued}, attempt_id = $2, attempt_number = attempt_number + 1, log_file = $3, queued_at = now(),
        started_at = NULL, finished_at = NULL, error = '', worker_id = '', updated_at = now(),
        dispatched_at = NULL, acked_at = NULL, stop_requested_at = NULL, report_seq = 0
-     WHERE id = $1 AND status IN (2, 3, 4, 6, 8) RETURNING ${RUN_COLUMNS}`,
+     WHERE id = $1 AND status IN (${TERMINAL}) RETURNING ${RUN_COLUMNS}`,
     [runId, attemptId, logFile],
   );
   if (row !== undefined) await q.query('DELETE FROM run_nodes WHERE run_id = $1', [runId]);
@@ -70,6 +72,6 @@ export async function requeueForRetry(q: Queryable, runId: number, attemptId: st
  * admission pass each, and a freed slot needs no local admission pass.
  */
 export async function hasQueuedRuns(q: Queryable, kind: AdmissionTarget['kind']): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM runs WHERE status = 5 AND dispatch_target = $1 LIMIT 1', [kind]);
+  const rows = await q.query(`SELECT 1 FROM runs WHERE status = ${RunStatus.Queued} AND dispatch_target = $1 LIMIT 1`, [kind]);
   return rows.length > 0;
 }

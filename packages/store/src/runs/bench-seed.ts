@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { NodeStatus, RunStatus } from '@trellis/core';
 import { openDatabase } from '../db/open.js';
 import type { Db, Queryable } from '../db/types.js';
 import { specHash } from './insert-run.js';
@@ -75,7 +76,8 @@ WITH dags AS (
     (g::bigint * 7919) % $7 + 1 AS ord,
     md5('run' || g)::uuid::text AS run_id,
     md5('attempt' || g)::uuid::text AS attempt_id,
-    (CASE WHEN g % 17 = 0 THEN 2 WHEN g % 43 = 0 THEN 3 WHEN g % 29 = 0 THEN 6 WHEN g % 97 = 0 THEN 8 ELSE 4 END)::smallint AS status,
+    (CASE WHEN g % 17 = 0 THEN ${RunStatus.Failed} WHEN g % 43 = 0 THEN ${RunStatus.Aborted} WHEN g % 29 = 0 THEN ${RunStatus.PartialSuccess}
+      WHEN g % 97 = 0 THEN ${RunStatus.Rejected} ELSE ${RunStatus.Success} END)::smallint AS status,
     now() - interval '1 minute' - ($8::int - g) * $9::double precision * interval '1 second' AS at
   FROM generate_series($1::int, $2::int) AS g
 ), inserted AS (
@@ -84,7 +86,7 @@ WITH dags AS (
   SELECT d.name, gen.run_id, d.file_name, d.name, gen.run_id, gen.attempt_id, gen.status,
     gen.at, gen.at + interval '1 second', gen.at + (2 + gen.g % 600) * interval '1 second', d.name, 'local',
     $10::text || '/' || d.name || '/' || gen.run_id || '/attempt-1/run.log',
-    CASE WHEN gen.status IN (2, 8) THEN 'step s1 exited with code 1' WHEN gen.status = 3 THEN 'stopped by user' ELSE '' END,
+    CASE WHEN gen.status IN (${RunStatus.Failed}, ${RunStatus.Rejected}) THEN 'step s1 exited with code 1' WHEN gen.status = ${RunStatus.Aborted} THEN 'stopped by user' ELSE '' END,
     d.hash, string_to_array(d.labels, ','), CASE WHEN gen.g % 10 = 0 THEN 'schedule' ELSE 'manual' END, gen.at, gen.at
   FROM gen JOIN dags d ON d.ord = gen.ord
   RETURNING id, status, started_at, finished_at, log_file
@@ -100,8 +102,8 @@ SELECT i.id, 'step', p, 's' || p,
     'stderr', regexp_replace(i.log_file, 'run\\.log$', 's' || p || '.err'),
     'startedAt', to_char(i.started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
     'finishedAt', to_char(i.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
-    'status', CASE WHEN i.status = 4 OR p < 1 + i.id % 3 THEN 4 ELSE 2 END,
-    'statusLabel', CASE WHEN i.status = 4 OR p < 1 + i.id % 3 THEN 'succeeded' ELSE 'failed' END,
+    'status', CASE WHEN i.status = ${RunStatus.Success} OR p < 1 + i.id % 3 THEN ${NodeStatus.Success} ELSE ${NodeStatus.Failed} END,
+    'statusLabel', CASE WHEN i.status = ${RunStatus.Success} OR p < 1 + i.id % 3 THEN 'succeeded' ELSE 'failed' END,
     'retryCount', 0, 'doneCount', 1, 'subRuns', '[]'::jsonb, 'subRunsRepeated', '[]'::jsonb, 'error', '')
 FROM inserted i CROSS JOIN LATERAL generate_series(0, 1 + i.id % 3) AS p`;
 

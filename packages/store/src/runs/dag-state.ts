@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { TERMINAL } from '../db/run-status-sql.js';
 
 export async function setSuspended(q: Queryable, dagName: string, suspended: boolean): Promise<void> {
   await q.query(
@@ -16,6 +17,6 @@ export async function suspendedAmong(q: Queryable, dagNames: string[]): Promise<
 
 /** DAG names with finished runs older than `before`, for the retention sweep. */
 export async function dagsWithRunsBefore(q: Queryable, before: Date): Promise<string[]> {
-  const rows = await q.query<{ name: string }>('SELECT DISTINCT dag_name AS name FROM runs WHERE created_at < $1 AND status IN (2, 3, 4, 6, 8)', [before]);
+  const rows = await q.query<{ name: string }>(`SELECT DISTINCT dag_name AS name FROM runs WHERE created_at < $1 AND status IN (${TERMINAL})`, [before]);
   return rows.map((r) => r.name);
 }

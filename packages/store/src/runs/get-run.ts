@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { UNFINISHED } from '../db/run-status-sql.js';
 
 export async function getRun(q: Queryable, dagName: string, dagRunId: string): Promise<RunRecord | undefined> {
   const [row] = await q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = $1 AND dag_run_id = $2`, [dagName, dagRunId]);
@@ -24,7 +25,7 @@ export async function getLatestRuns(q: Queryable, dagNames: string[]): Promise<M
 
 /** Runs of one DAG that hold or wait for a slot: queued, running or waiting. */
 export async function countActiveRuns(q: Queryable, dagName: string): Promise<number> {
-  const [row] = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM runs WHERE dag_name = $1 AND status IN (1, 5, 7)', [dagName]);
+  const [row] = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE dag_name = $1 AND status IN (${UNFINISHED})`, [dagName]);
   return row?.n ?? 0;
 }
 

@@ -1,16 +1,13 @@
 import { createHash } from 'node:crypto';
-import type { RunStatus } from '@trellis/core';
+import { RunStatus, type RunLineage } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type DispatchTarget, type RunRecord } from './record.js';
 
-export interface NewRun {
+/** A top-level run leaves its lineage out: it is its own root and has no parent. */
+export interface NewRun extends Partial<RunLineage> {
   dagName: string;
   dagRunId: string;
   fileName: string;
-  rootDagRunName?: string;
-  rootDagRunId?: string;
-  parentDagRunName?: string;
-  parentDagRunId?: string;
   attemptId: string;
   status: RunStatus;
   params: string;
@@ -50,7 +47,7 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
      INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
        attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
        dispatch_target, worker_selector, run_env)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = 5 THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = ${RunStatus.Queued} THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
        $18, $19::jsonb, $21::jsonb)
      ON CONFLICT (dag_name, dag_run_id) DO NOTHING
      RETURNING ${RUN_COLUMNS}`,

@@ -1,15 +1,8 @@
-import type { RunStatus } from '@trellis/core';
+import type { RunIdentity, RunStatus } from '@trellis/core';
 
-export interface RunRecord {
+export interface RunRecord extends RunIdentity {
   id: number;
-  dagName: string;
-  dagRunId: string;
   fileName: string;
-  rootDagRunName: string;
-  rootDagRunId: string;
-  parentDagRunName: string;
-  parentDagRunId: string;
-  attemptId: string;
   attemptNumber: number;
   status: RunStatus;
   queuedAt: Date | null;
@@ -53,6 +46,3 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
   dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq",
   run_env AS "runEnv"`;
-
-/** Terminal statuses: Failed, Aborted, Success, Partial Success, Rejected. */
-export const TERMINAL_STATUSES = [2, 3, 4, 6, 8];

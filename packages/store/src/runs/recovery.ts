@@ -1,5 +1,7 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { endRunningNodes } from './end-nodes.js';
+import { ACTIVE, TERMINAL } from '../db/run-status-sql.js';
 
 export interface InterruptedRuns {
   failed: Array<{ dagName: string; dagRunId: string }>;
@@ -17,22 +19,22 @@ export interface InterruptedRuns {
 export async function failInterruptedRuns(q: Queryable, workerId: string, error: string): Promise<InterruptedRuns> {
   const rows = await q.query<{ dagName: string | null; dagRunId: string | null; children: number }>(
     `WITH failed AS (
-       UPDATE runs SET status = 2, error = $2, finished_at = now(), updated_at = now()
-       WHERE worker_id = $1 AND status IN (1, 7)
+       UPDATE runs SET status = ${RunStatus.Failed}, error = $2, finished_at = now(), updated_at = now()
+       WHERE worker_id = $1 AND status IN (${ACTIVE})
        RETURNING id, error, dag_name, dag_run_id
      ), nodes AS (${endRunningNodes('failed')}
      ), aborted AS (
-       UPDATE runs c SET status = 3, error = 'parent run ' || p.dag_name || '/' || p.dag_run_id || ' failed: ' || $2,
+       UPDATE runs c SET status = ${RunStatus.Aborted}, error = 'parent run ' || p.dag_name || '/' || p.dag_run_id || ' failed: ' || $2,
          finished_at = now(), updated_at = now()
        FROM failed p
        WHERE c.parent_dag_run_name = p.dag_name AND c.parent_dag_run_id = p.dag_run_id
-         AND (c.status = 5 OR (c.status = 1 AND c.dispatch_target = 'remote' AND c.acked_at IS NULL))
+         AND (c.status = ${RunStatus.Queued} OR (c.status = ${RunStatus.Running} AND c.dispatch_target = 'remote' AND c.acked_at IS NULL))
        RETURNING c.id
      ), flagged AS (
        UPDATE runs c SET stop_requested_at = COALESCE(c.stop_requested_at, now()), updated_at = now()
        FROM failed p
        WHERE c.parent_dag_run_name = p.dag_name AND c.parent_dag_run_id = p.dag_run_id
-         AND c.status IN (1, 7) AND c.dispatch_target = 'remote' AND c.acked_at IS NOT NULL
+         AND c.status IN (${ACTIVE}) AND c.dispatch_target = 'remote' AND c.acked_at IS NOT NULL
        RETURNING c.id
      )
      SELECT f.dag_name AS "dagName", f.dag_run_id AS "dagRunId",
@@ -58,7 +60,7 @@ export async function purgeHistory(q: Queryable, dagName: string, retentionDays:
   const days = effectiveRetentionDays(retentionDays);
   if (days === undefined) return [];
   const rows = await q.query<{ logFile: string }>(
-    `DELETE FROM runs WHERE dag_name = $1 AND status IN (2, 3, 4, 6, 8) AND created_at < $2::timestamptz - make_interval(days => $3)
+    `DELETE FROM runs WHERE dag_name = $1 AND status IN (${TERMINAL}) AND created_at < $2::timestamptz - make_interval(days => $3)
      RETURNING log_file AS "logFile"`,
     [dagName, now, days],
   );

@@ -1,4 +1,6 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
+import { ACTIVE, UNFINISHED } from '../db/run-status-sql.js';
 
 export interface QueueStats {
   queue: string;
@@ -11,9 +13,9 @@ export interface QueueStats {
 /** Per queue: queued and running runs and the oldest wait. Reads only active rows (partial indexes). */
 export async function queueStats(q: Queryable): Promise<QueueStats[]> {
   return q.query<QueueStats>(
-    `SELECT queue_name AS queue, count(*) FILTER (WHERE status = 5)::int AS queued, count(*) FILTER (WHERE status IN (1, 7))::int AS running,
-       min(queued_at) FILTER (WHERE status = 5) AS "oldestQueuedAt"
-     FROM runs WHERE status IN (1, 5, 7) GROUP BY queue_name`,
+    `SELECT queue_name AS queue, count(*) FILTER (WHERE status = ${RunStatus.Queued})::int AS queued, count(*) FILTER (WHERE status IN (${ACTIVE}))::int AS running,
+       min(queued_at) FILTER (WHERE status = ${RunStatus.Queued}) AS "oldestQueuedAt"
+     FROM runs WHERE status IN (${UNFINISHED}) GROUP BY queue_name`,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 export interface StatusChange {
   runId: number;
@@ -104,7 +105,7 @@ export async function saveOutputs(q: Queryable, runId: number, metadata: unknown
 export async function saveAttemptOutputs(q: Queryable, runId: number, attemptId: string, metadata: unknown, outputs: unknown): Promise<boolean> {
   const rows = await q.query(
     `INSERT INTO run_outputs (run_id, metadata, outputs)
-     SELECT id, $3, $4 FROM runs WHERE id = $1 AND attempt_id = $2 AND status IN (1, 7)
+     SELECT id, $3, $4 FROM runs WHERE id = $1 AND attempt_id = $2 AND status IN (${ACTIVE})
      ON CONFLICT (run_id) DO UPDATE SET metadata = EXCLUDED.metadata, outputs = EXCLUDED.outputs
      RETURNING run_id`,
     [runId, attemptId, JSON.stringify(metadata), JSON.stringify(outputs)],

@@ -1,5 +1,7 @@
+import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from '../runs/record.js';
+import { ACTIVE } from '../db/run-status-sql.js';
 
 export interface SchedulerState {
   lastTick: Date | null;
@@ -34,7 +36,7 @@ export async function setSchedulerPaused(q: Queryable, paused: boolean, by: stri
     [paused, by, reason],
   );
   if (paused) {
-    await q.query("UPDATE runs SET status = 3, error = 'the scheduler was paused', finished_at = now(), updated_at = now() WHERE status = 5 AND trigger = 'schedule'");
+    await q.query(`UPDATE runs SET status = ${RunStatus.Aborted}, error = 'the scheduler was paused', finished_at = now(), updated_at = now() WHERE status = ${RunStatus.Queued} AND trigger = 'schedule'`);
   }
   return row ?? { lastTick: null, paused, pausedAt: null, pausedBy: by, reason };
 }
@@ -55,14 +57,14 @@ export async function consumedOneOffs(q: Queryable): Promise<Map<string, Set<str
 
 /** A run of the DAG succeeded after `since` (skip_if_successful). */
 export async function succeededSince(q: Queryable, dagName: string, since: Date): Promise<boolean> {
-  const rows = await q.query('SELECT 1 FROM runs WHERE dag_name = $1 AND status = 4 AND finished_at > $2 LIMIT 1', [dagName, since]);
+  const rows = await q.query(`SELECT 1 FROM runs WHERE dag_name = $1 AND status = ${RunStatus.Success} AND finished_at > $2 LIMIT 1`, [dagName, since]);
   return rows.length === 1;
 }
 
 /** overlap_policy latest: older scheduled runs still queued give way to the new one. */
 export async function abortQueuedScheduledRuns(q: Queryable, dagName: string, reason: string): Promise<number> {
   const rows = await q.query(
-    "UPDATE runs SET status = 3, error = $2, finished_at = now(), updated_at = now() WHERE dag_name = $1 AND status = 5 AND trigger = 'schedule' RETURNING id",
+    `UPDATE runs SET status = ${RunStatus.Aborted}, error = $2, finished_at = now(), updated_at = now() WHERE dag_name = $1 AND status = ${RunStatus.Queued} AND trigger = 'schedule' RETURNING id`,
     [dagName, reason],
   );
   return rows.length;
@@ -70,5 +72,5 @@ export async function abortQueuedScheduledRuns(q: Queryable, dagName: string, re
 
 /** Running or waiting runs of a DAG (stop and restart schedules stop them). */
 export async function activeRunsOf(q: Queryable, dagName: string): Promise<RunRecord[]> {
-  return q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = $1 AND status IN (1, 7)`, [dagName]);
+  return q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM runs WHERE dag_name = $1 AND status IN (${ACTIVE})`, [dagName]);
 }

@@ -64,7 +64,7 @@ export class ReportBuffer implements RunReporter {
     const stream = relativeTo(this.logDir, chunk.path);
     if (stream === '') return;
     const last = this.pending.at(-1);
-    const tail = last?.body === 'log' && !this.inFlight(last) ? last.log : undefined;
+    const tail = last?.body === 'log' && !this.inFlight(last) ? (last.log ?? undefined) : undefined;
     if (tail !== undefined && tail.stream === stream && tail.offset + tail.data.length === chunk.offset && tail.data.length + chunk.data.length <= MAX_MERGED_CHUNK) {
       tail.data = Buffer.concat([tail.data, chunk.data]);
       return;

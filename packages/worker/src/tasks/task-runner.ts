@@ -1,6 +1,6 @@
-import { RunStatus, runStatusLabel, startSubRunRequest, type ResolvedParams, type Task } from '@trellis/core';
+import { RunStatus, runStatusLabel, startSubRunRequest, taskIdentity, type ResolvedParams, type Task } from '@trellis/core';
 import { runDag, type ProcessLauncher, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
-import type { CoordinatorClient } from '../grpc/client.js';
+import { isCoordinatorAway, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
 import { Backoff, sleep } from '../reporting/backoff.js';
@@ -40,9 +40,7 @@ async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Pro
     try {
       return await fn();
     } catch (error) {
-      const code = (error as { code?: number }).code;
-      // UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the coordinator is away; anything else is an answer.
-      if ((code !== 14 && code !== 4) || giveUp()) throw error;
+      if (!isCoordinatorAway(error) || giveUp()) throw error;
       await sleep(backoff.next());
     }
   }
@@ -117,13 +115,7 @@ export function startAttempt(ctx: TaskContext, task: Task, isStopping: () => boo
     dag: picked.dag,
     localDags: picked.localDags,
     params,
-    identity: {
-      ...task.ref,
-      rootDagRunName: task.rootDagRunName,
-      rootDagRunId: task.rootDagRunId,
-      parentDagRunName: task.parentDagRunName,
-      parentDagRunId: task.parentDagRunId,
-    },
+    identity: taskIdentity(task),
     logDir: attemptDir,
     env: task.env,
     secrets: task.secrets,
@@ -165,11 +157,7 @@ function parseParams(json: string): ResolvedParams | undefined {
 async function failUnstarted(reports: ReportBuffer, task: Task, error: string): Promise<void> {
   const now = new Date().toISOString();
   reports.onStatus({
-    ...task.ref,
-    rootDagRunName: task.rootDagRunName,
-    rootDagRunId: task.rootDagRunId,
-    parentDagRunName: task.parentDagRunName,
-    parentDagRunId: task.parentDagRunId,
+    ...taskIdentity(task),
     status: RunStatus.Failed,
     statusLabel: runStatusLabel(RunStatus.Failed),
     startedAt: now,

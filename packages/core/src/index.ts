@@ -12,4 +12,4 @@ export { selectDag, type SelectedDag } from './spec/select.js';
 export { MAIL_UNAVAILABLE } from './spec/unsupported.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
-export { errorLogFields, safeLogInfo, withErrorLogFields, type ErrorLogFields, type ErrorLogOptions, type LogInfo } from './errors/log-fields.js';
+export * from './errors/index.js';

@@ -1,16 +1,8 @@
 import { z } from 'zod';
-import {
-  isValidDagFileName,
-  loadDag,
-  toDagDetail,
-  toDagListItemDag,
-  type DagListItemPayload,
-} from '@trellis/core';
+import { isValidDagFileName, loadDag, toDagDetail, toDagListItemDag, type DagListItemPayload, AlreadyExistsError, BadRequestError, NotFoundError, toError } from '@trellis/core';
 import { getLatestRuns, getNodes, listRuns, setSuspended, suspendedAmong, type Db, type RunRecord } from '@trellis/store';
-import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/api-errors.js';
 import { runDetails, runSummary } from '../runs/payloads.js';
 import type { RunService } from '../runs/run-service.js';
-import { toError } from '../errors/normalize.js';
 import { defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagFiles } from '../definitions/dag-files.js';
 import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';

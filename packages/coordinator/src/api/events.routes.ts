@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { InvalidCursorError, listEvents, type Db, type EventRecord } from '@trellis/store';
+import { listEvents, type Db, type EventRecord } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { BadRequestError } from '../errors/api-errors.js';
 import { instantQuery } from '../http/timestamps.js';
 import { eventPageSchema } from './system.schemas.js';
 
@@ -39,20 +38,15 @@ export function eventRoutes(db: Db): AnyRoute[] {
       errors: [400],
       handler: async ({ query }) => {
         const { paginationMode, cursor, offset, ...filter } = query;
-        try {
-          const page =
-            paginationMode === 'cursor'
-              ? await listEvents(db, { ...filter, ...(cursor !== undefined ? { cursor } : {}) })
-              : await listEvents(db, { ...filter, offset: offset ?? 0 });
-          return {
-            entries: page.events.map(eventBody),
-            ...(page.total !== undefined ? { total: page.total, limit: query.limit, offset: offset ?? 0 } : {}),
-            ...(paginationMode === 'cursor' ? { nextCursor: page.nextCursor ?? null } : {}),
-          };
-        } catch (error) {
-          if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor', { cursor });
-          throw error;
-        }
+        const page =
+          paginationMode === 'cursor'
+            ? await listEvents(db, { ...filter, ...(cursor !== undefined ? { cursor } : {}) })
+            : await listEvents(db, { ...filter, offset: offset ?? 0 });
+        return {
+          entries: page.events.map(eventBody),
+          ...(page.total !== undefined ? { total: page.total, limit: query.limit, offset: offset ?? 0 } : {}),
+          ...(paginationMode === 'cursor' ? { nextCursor: page.nextCursor ?? null } : {}),
+        };
       },
     }),
   ];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { queueCounts, queueItems, type Db } from '@trellis/store';
+import { NotFoundError } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { NotFoundError } from '../errors/api-errors.js';
 import { runSummary } from '../runs/payloads.js';
 import { paginationOf, paginationQuery } from './pagination.js';
 import { queueItemsSchema, queueListSchema } from './queue.schemas.js';

@@ -1,9 +1,7 @@
 import { dirname, resolve, sep } from 'node:path';
 import { z } from 'zod';
-import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag } from '@trellis/core';
-import { ApprovalError } from '@trellis/engine';
-import { getLatestRun, getNodes, getOutputs, listRuns, queueRunCommand, setNodeData, InvalidCursorError, type Db, type RunRecord } from '@trellis/store';
-import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
+import { RunStatus, isNodeStatus, type NodeStatus, isTerminalRunStatus, loadDag, nodeStatusLabel, isValidInlineRunName, type Dag, BadRequestError, NotFoundError, TimeoutError } from '@trellis/core';
+import { getLatestRun, getNodes, getOutputs, listRuns, queueRunCommand, setNodeData, type Db, type RunRecord } from '@trellis/store';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
 import type { DagIndex } from '../definitions/dag-index.js';
@@ -182,22 +180,17 @@ const listQuery = z.object({
 });
 
 async function listPage(deps: RunRoutesDeps, query: z.output<typeof listQuery>, name: string | undefined) {
-  try {
-    const page = await listRuns(deps.db, {
-      limit: query.limit,
-      ...(name !== undefined ? { name } : {}),
-      ...(query.status !== undefined ? { status: query.status as RunStatus } : {}),
-      ...(query.fromDate !== undefined ? { from: new Date(query.fromDate * 1000) } : {}),
-      ...(query.toDate !== undefined ? { to: new Date(query.toDate * 1000) } : {}),
-      ...(query.dagRunId !== undefined ? { dagRunId: query.dagRunId } : {}),
-      ...(query.labels !== undefined ? { labels: query.labels.split(',').map((l) => l.trim()).filter(Boolean) } : {}),
-      ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
-    });
-    return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-  } catch (error) {
-    if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor');
-    throw error;
-  }
+  const page = await listRuns(deps.db, {
+    limit: query.limit,
+    ...(name !== undefined ? { name } : {}),
+    ...(query.status !== undefined ? { status: query.status as RunStatus } : {}),
+    ...(query.fromDate !== undefined ? { from: new Date(query.fromDate * 1000) } : {}),
+    ...(query.toDate !== undefined ? { to: new Date(query.toDate * 1000) } : {}),
+    ...(query.dagRunId !== undefined ? { dagRunId: query.dagRunId } : {}),
+    ...(query.labels !== undefined ? { labels: query.labels.split(',').map((l) => l.trim()).filter(Boolean) } : {}),
+    ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+  });
+  return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
 }
 
 const logQuery = z.object({
@@ -443,13 +436,8 @@ function approvalRoutes(deps: RunRoutesDeps): AnyRoute[] {
           return {};
         }
         if (handle === undefined) throw new BadRequestError('the run is not waiting for approval');
-        try {
-          if (action === 'approve') handle.approve(params.stepName, body.inputs ?? {});
-          else handle.reject(params.stepName, body.reason ?? '');
-        } catch (error) {
-          if (error instanceof ApprovalError) throw new BadRequestError(error.message);
-          throw error;
-        }
+        if (action === 'approve') handle.approve(params.stepName, body.inputs ?? {});
+        else handle.reject(params.stepName, body.reason ?? '');
         return {};
       },
     });

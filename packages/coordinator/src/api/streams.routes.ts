@@ -1,8 +1,7 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { isRunStatus, runStatusLabel } from '@trellis/core';
+import { isRunStatus, runStatusLabel, BadRequestError } from '@trellis/core';
 import type { EventRecord } from '@trellis/store';
-import { BadRequestError } from '../errors/api-errors.js';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';

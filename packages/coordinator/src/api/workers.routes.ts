@@ -1,5 +1,5 @@
+import { ServiceUnavailableError } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { ServiceUnavailableError } from '../errors/api-errors.js';
 import { workerListSchema } from './worker.schemas.js';
 import type { WorkerHealth, WorkerRegistry } from '../dispatch/worker-registry.js';
 

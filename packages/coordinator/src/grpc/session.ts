@@ -3,8 +3,9 @@ import * as grpc from '@grpc/grpc-js';
 import type { SessionFrame } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { hasValidToken, type GrpcSecurity } from './auth.js';
-import { failureStatus, type Unary } from './call-status.js';
-import type { CallContext } from './worker-service.js';
+import type { Unary } from './call-context.js';
+import { failureStatus } from './call-status.js';
+import type { CallContext } from './call-context.js';
 
 /** One call on a session: cancelled when the worker gives up on it or the stream ends. */
 class FrameCall extends EventEmitter implements CallContext {

@@ -1,7 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
 import {
-  isEnvVarName, isTerminalRunStatus, RunStatus, validateRunId,
+  BadRequestError, isEnvVarName, NotFoundError, NotRunningError, isTerminalRunStatus, RunStatus, validateRunId,
   type AckTaskRequest, type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type PollRequest, type PollResponse,
   type RegisterRequest, type RegisterResponse, type ReportRequest, type ReportResponse, type StartSubRunRequest, type StartSubRunResponse,
   type StopSubRunRequest, type StopSubRunResponse, type WaitRunRequest, type WaitRunResponse,
@@ -16,7 +15,7 @@ import type { RunService } from '../runs/run-service.js';
 import type { SpecCache } from '../runs/spec-cache.js';
 import type { RunObserver } from '../runs/run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
-import { GrpcStatusError } from './call-status.js';
+import type { CallContext } from './call-context.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 const MAX_WAIT_MS = 30_000;
@@ -43,14 +42,6 @@ export interface WorkerServiceDeps {
   observer: RunObserver;
 }
 
-/** What a handler may ask of its call (unary, or a frame on a Session): whether the worker gave up on it. */
-export interface CallContext {
-  readonly cancelled: boolean;
-  once(event: 'cancelled', listener: () => void): unknown;
-  /** Session frames only: the worker gave up on the call after its answer left, so it never used the answer. */
-  onGivenUpAfterAnswer?(listener: () => void): void;
-}
-
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
 
 export interface WorkerHandlers {
@@ -65,7 +56,7 @@ export interface WorkerHandlers {
 }
 
 function requireWorkerId(id: string): void {
-  if (!WORKER_ID.test(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
+  if (!WORKER_ID.test(id)) throw new BadRequestError('worker_id must be 1-128 characters of letters, digits and _ . : @ -');
 }
 
 /**
@@ -90,7 +81,7 @@ async function reconcileHeld(deps: WorkerServiceDeps, workerId: string, held: At
 
 function knownLabels(deps: WorkerServiceDeps, workerId: string): Record<string, string> {
   const labels = deps.registry.labelsOf(workerId);
-  if (labels === undefined) throw new GrpcStatusError(status.NOT_FOUND, `worker ${workerId} is not registered with this coordinator; register again`);
+  if (labels === undefined) throw new NotFoundError(`worker ${workerId} is not registered with this coordinator; register again`);
   return labels;
 }
 
@@ -152,7 +143,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
     Report: async (request) => {
       const outcome = await deps.applier.apply(request.workerId, request.ref, request.events).catch((error: unknown) => {
         // A body that is not the JSON the protocol promises is the sender's fault, not ours.
-        if (error instanceof SyntaxError) throw new GrpcStatusError(status.INVALID_ARGUMENT, `malformed report: ${error.message}`);
+        if (error instanceof SyntaxError) throw new BadRequestError(`malformed report: ${error.message}`);
         throw error;
       });
       if (outcome.finished) deps.wake('slot');
@@ -161,12 +152,12 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
 
     StartSubRun: async (request) => {
       const idProblem = validateRunId(request.dagRunId);
-      if (idProblem !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `dag_run_id ${idProblem}`);
+      if (idProblem !== undefined) throw new BadRequestError(`dag_run_id ${idProblem}`);
       const badName = Object.keys(request.env).find((name) => !isEnvVarName(name));
-      if (badName !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `env: "${badName}" is not an environment variable name`);
+      if (badName !== undefined) throw new BadRequestError(`env: "${badName}" is not an environment variable name`);
       const parent = await getRun(deps.db, request.parent.dagName, request.parent.dagRunId);
       if (parent === undefined || parent.attemptId !== request.parent.attemptId || parent.workerId !== request.workerId) {
-        throw new GrpcStatusError(status.FAILED_PRECONDITION, 'the parent attempt is no longer current');
+        throw new NotRunningError('the parent attempt is no longer current');
       }
       const child = await deps.runs.enqueueChild(parent, request);
       return { dagRunId: child.dagRunId };
@@ -176,7 +167,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       const child = await getRun(deps.db, request.dagName, request.dagRunId);
       // Only the parent's own children: a worker cannot stop arbitrary runs through this call.
       if (child === undefined || child.parentDagRunName !== request.parent.dagName || child.parentDagRunId !== request.parent.dagRunId) {
-        throw new GrpcStatusError(status.NOT_FOUND, `no child run ${request.dagRunId} of ${request.parent.dagRunId}`);
+        throw new NotFoundError(`no child run ${request.dagRunId} of ${request.parent.dagRunId}`);
       }
       if (isTerminalRunStatus(child.status)) return { stopped: false };
       await deps.runs.stop(child);
@@ -189,7 +180,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       const cancelled = new AbortController();
       call.once('cancelled', () => cancelled.abort());
       const end = await waitForRunEnd(deps.db, request.dagName, request.dagRunId, { waitMs: Math.min(Math.max(request.waitMs, 0), MAX_WAIT_MS), signal: cancelled.signal });
-      if (end.state === 'missing') throw new GrpcStatusError(status.NOT_FOUND, `no run ${request.dagRunId} of ${request.dagName}`);
+      if (end.state === 'missing') throw new NotFoundError(`no run ${request.dagRunId} of ${request.dagName}`);
       if (end.state === 'pending') return { finished: false, status: end.status, outputsJson: '{}', error: '' };
       return { finished: true, status: end.status, outputsJson: JSON.stringify(end.outputs), error: end.error };
     },

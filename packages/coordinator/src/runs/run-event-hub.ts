@@ -1,6 +1,6 @@
 import { eventsAfter, lastEventId, type Db, type EventRecord } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 const POLL_MS = 250;
 const BATCH = 500;

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
   MAIL_UNAVAILABLE,
+  BadRequestError,
   NodeStatus,
   RunStatus,
   confinedPath,
@@ -34,12 +35,8 @@ import { evaluateAll, conditionSucceeds, conditionValue, matchesExpected, type C
 import { backoffDelayMs, continueCovers, repeatLimitReached, shouldRetry } from './policies.js';
 import { outputKey } from './outputs.js';
 
-export class ApprovalError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ApprovalError';
-  }
-}
+/** An approval or rejection the run cannot take: missing inputs, or a step not waiting. */
+export class ApprovalError extends BadRequestError {}
 
 export interface RunHandle {
   readonly done: Promise<RunResult>;

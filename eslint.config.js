@@ -17,6 +17,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       'no-restricted-imports': ['error', { patterns: [{ group: ['@trellis/*/src/*', '@trellis/*/dist/*'], message: 'import a package through its entry, not its internals' }] }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression[typeAnnotation.typeName.name='Error']",
+          message: 'a caught value is unknown: use toError(value) from @trellis/core, or narrow with instanceof Error',
+        },
+      ],
     },
   },
 );

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
-import { BadRequestError } from '@trellis/core';
+import { BadRequestError, toError } from '@trellis/core';
 import { ENV_KEYS, serverConfigSchema, type ParsedServerConfig, type RawServerConfig } from './schema.js';
 
 /** Resolved configuration: paths absolute, derived defaults filled in. */
@@ -35,7 +35,7 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    problems.push(`config file ${file}: ${(error as Error).message}`);
+    problems.push(`config file ${file}: ${toError(error).message}`);
     return {};
   }
   try {
@@ -47,7 +47,7 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
     }
     return value as Record<string, unknown>;
   } catch (error) {
-    problems.push(`config file ${file}: ${(error as Error).message}`);
+    problems.push(`config file ${file}: ${toError(error).message}`);
     return {};
   }
 }

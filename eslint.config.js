@@ -20,6 +20,13 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
       'no-restricted-imports': ['error', { patterns: [DEEP_IMPORTS] }],
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression[typeAnnotation.typeName.name='Error']",
+          message: 'a caught value is unknown: use toError(value) from @trellis/core, or narrow with instanceof Error',
+        },
+      ],
     },
   },
   {

@@ -1,3 +1,4 @@
+import { toError } from '@trellis/core';
 /** A call the coordinator refused or could not answer: printed as is, exit code 1. */
 export class ApiFailure extends Error {
   constructor(message: string) {
@@ -60,8 +61,9 @@ export class ApiClient {
     try {
       return await fetch(this.base + path, init);
     } catch (error) {
-      const cause = (error as Error & { cause?: Error }).cause;
-      throw new ApiFailure(`cannot reach ${this.base}: ${cause?.message ?? (error as Error).message}`);
+      const failure = toError(error);
+      const cause = failure.cause instanceof Error ? failure.cause : undefined;
+      throw new ApiFailure(`cannot reach ${this.base}: ${cause?.message ?? failure.message}`);
     }
   }
 

@@ -6,7 +6,7 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadDag, type Dag } from '@trellis/core';
+import { loadDag, toError, type Dag } from '@trellis/core';
 import { runDag, type RunReporter } from '@trellis/engine';
 import { openBenchDatabase, sampleRuns, seedBenchRuns, type BenchDag, type BenchDatabase } from '@trellis/store/testing';
 import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
@@ -102,7 +102,7 @@ async function setUp(throughputDags: string[]): Promise<Bench> {
     bench = await openBenchDatabase(DATABASE_URL, 'coordinator');
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`cannot open ${DATABASE_URL} (is PostgreSQL running? set TRELLIS_BENCH_DATABASE_URL): ${(error as Error).message}`);
+    throw new Error(`cannot open ${DATABASE_URL} (is PostgreSQL running? set TRELLIS_BENCH_DATABASE_URL): ${toError(error).message}`);
   }
   console.log(`  database ${DATABASE_URL}, schema ${bench.schema}`);
   const config = loadServerConfig({

@@ -1,5 +1,3 @@
-export * from './errors/api-errors.js';
-export { toError } from './errors/normalize.js';
 export * from './config/schema.js';
 export * from './config/load.js';
 export * from './logging/logger.js';

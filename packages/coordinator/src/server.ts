@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, recordEvent, releaseLease, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import { createHttpApp, apiMountPath } from './http/app.js';
 import { DagFiles } from './definitions/dag-files.js';
 import { DagIndex } from './definitions/dag-index.js';
@@ -48,7 +49,6 @@ import { SchedulerPause } from './scheduler/pause.js';
 import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
-import { toError } from './errors/normalize.js';
 import { ShutdownStack } from './lifecycle/shutdown-stack.js';
 
 export const VERSION = '0.1.0';

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { AlreadyExistsError, TimeoutError, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
+import { AlreadyExistsError, TimeoutError } from '@trellis/core';
+import { buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
 
 const routes = [
   defineRoute({

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { NotFoundError, createHttpApp, defineRoute, loadServerConfig, ConfigError } from '@trellis/coordinator';
+import { NotFoundError } from '@trellis/core';
+import { createHttpApp, defineRoute, loadServerConfig, ConfigError } from '@trellis/coordinator';
 import { captureLog } from './support/log-capture.js';
 
 const routes = [

@@ -14,4 +14,4 @@ export { MAIL_UNAVAILABLE } from './spec/unsupported.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
 export * from './protocol/messages.js';
-export { errorLogFields, safeLogInfo, withErrorLogFields, type ErrorLogFields, type ErrorLogOptions, type LogInfo } from './errors/log-fields.js';
+export * from './errors/index.js';

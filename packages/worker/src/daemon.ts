@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { runLineage, type RunCommandMessage, type Task, type TaskRef } from '@trellis/core';
 import { ProcessSpawner, settlesWithin } from '@trellis/engine';
+import { toError } from '@trellis/core';
 import type { WorkerConfig } from './config.js';
 import { CoordinatorClient, GrpcStatus, grpcCode, isCoordinatorAway, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
@@ -130,7 +131,7 @@ export class WorkerDaemon {
         this.refuseIfUnauthenticated(error);
         if (this.stopping) return;
         const wait = backoff.next();
-        this.logger.warn('coordinator unreachable; retrying registration', { coordinator: this.config.coordinator, waitMs: Math.round(wait), error: (error as Error).message });
+        this.logger.warn('coordinator unreachable; retrying registration', { coordinator: this.config.coordinator, waitMs: Math.round(wait), error: toError(error).message });
         await sleep(wait);
       }
     }
@@ -139,7 +140,7 @@ export class WorkerDaemon {
   private refuseIfUnauthenticated(error: unknown): void {
     const code = grpcCode(error);
     if (code !== GrpcStatus.UNAUTHENTICATED && code !== GrpcStatus.PERMISSION_DENIED) return;
-    const refused = new WorkerRefusedError(`the coordinator refused this worker: ${(error as Error).message.replace(/^\d+ [A-Z_]+: /, '')}`);
+    const refused = new WorkerRefusedError(`the coordinator refused this worker: ${toError(error).message.replace(/^\d+ [A-Z_]+: /, '')}`);
     this.logger.error(refused.message);
     this.stopping = true;
     for (const call of this.polls) call.cancel();
@@ -224,7 +225,7 @@ export class WorkerDaemon {
         break;
       } catch (error) {
         if (!isCoordinatorAway(error)) {
-          this.logger.error('could not acknowledge a task; skipping it', { dagRunId: task.ref.dagRunId, error: (error as Error).message });
+          this.logger.error('could not acknowledge a task; skipping it', { dagRunId: task.ref.dagRunId, error: toError(error).message });
           break;
         }
         await sleep(backoff.next());
@@ -258,7 +259,7 @@ export class WorkerDaemon {
       else attempt.handle.reject(command.stepName, command.reason);
       this.logger.info('step decision applied', log);
     } catch (error) {
-      this.logger.warn('step decision refused', { ...log, error: (error as Error).message });
+      this.logger.warn('step decision refused', { ...log, error: toError(error).message });
     }
   }
 
@@ -292,7 +293,7 @@ export class WorkerDaemon {
       } catch {
         return;
       }
-      this.contactLost(error as Error);
+      this.contactLost(toError(error));
     }
   }
 

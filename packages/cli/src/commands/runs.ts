@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
-import { loadDag } from '@trellis/core';
+import { loadDag, toError } from '@trellis/core';
 import { ApiClient, ApiFailure } from '../api-client.js';
 import { exitWith } from '../args.js';
 import { RUN_EXIT_CODES, describeRun, getRun, runExitCode, runPath, watchRun } from '../run-watch.js';
@@ -28,7 +28,7 @@ async function waitFor(client: ApiClient, dag: string, id: string, intervalSec: 
  */
 async function inlineRun(path: string): Promise<{ name: string; body: Record<string, unknown> }> {
   const spec = await readFile(path, 'utf8').catch((error: unknown) => {
-    throw new ApiFailure(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new ApiFailure(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? toError(error).message}`);
   });
   const fileName = basename(path, extname(path));
   const name = loadDag(spec, { fileName }).dag?.name ?? fileName;

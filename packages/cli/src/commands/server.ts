@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
-import { ConfigError, createLogger, loadServerConfig, startCoordinator, toError, type RawServerConfig } from '@trellis/coordinator';
+import { toError } from '@trellis/core';
+import { ConfigError, createLogger, loadServerConfig, startCoordinator, type RawServerConfig } from '@trellis/coordinator';
 import { exitWith, integerAtLeast } from '../args.js';
 
 /** Flags as commander names them: each is the config key of the same name and wins over file and env. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { loadDag, type DagLoadResult } from '@trellis/core';
+import { loadDag, type DagLoadResult, toError } from '@trellis/core';
 import type { Command } from 'commander';
 import { exitWith } from '../args.js';
 
@@ -9,7 +9,7 @@ export async function loadFile(path: string): Promise<DagLoadResult> {
   try {
     text = await readFile(path, 'utf8');
   } catch (error) {
-    return { localDags: [], errors: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`], warnings: [] };
+    return { localDags: [], errors: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? toError(error).message}`], warnings: [] };
   }
   return loadDag(text, { fileName: basename(path, extname(path)) });
 }

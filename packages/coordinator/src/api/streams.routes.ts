@@ -1,7 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { isRunStatus, runStatusLabel } from '@trellis/core';
-import { BadRequestError } from '../errors/api-errors.js';
+import { isRunStatus, runStatusLabel, BadRequestError } from '@trellis/core';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { BadRequestError, toError } from '@trellis/core';
 import { ENV_KEYS, serverConfigSchema, type ParsedServerConfig, type RawServerConfig } from './schema.js';
 
 /** Resolved configuration: paths absolute, derived defaults filled in. */
@@ -14,10 +15,9 @@ export interface ServerConfig extends ParsedServerConfig {
   configFile?: string;
 }
 
-export class ConfigError extends Error {
+export class ConfigError extends BadRequestError {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
-    this.name = 'ConfigError';
   }
 }
 
@@ -35,7 +35,7 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    problems.push(`config file ${file}: ${(error as Error).message}`);
+    problems.push(`config file ${file}: ${toError(error).message}`);
     return {};
   }
   try {
@@ -47,7 +47,7 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
     }
     return value as Record<string, unknown>;
   } catch (error) {
-    problems.push(`config file ${file}: ${(error as Error).message}`);
+    problems.push(`config file ${file}: ${toError(error).message}`);
     return {};
   }
 }

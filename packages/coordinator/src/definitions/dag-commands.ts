@@ -1,7 +1,5 @@
-import { isValidDagFileName, loadDag, RunStatus } from '@trellis/core';
+import { isValidDagFileName, loadDag, RunStatus, AlreadyExistsError, BadRequestError, NotFoundError, toError } from '@trellis/core';
 import { listRuns, setSuspended, type Db } from '@trellis/store';
-import { AlreadyExistsError, BadRequestError, NotFoundError } from '../errors/api-errors.js';
-import { toError } from '../errors/normalize.js';
 import type { RunService } from '../runs/run-service.js';
 import type { DagFiles } from './dag-files.js';
 import type { DagIndex } from './dag-index.js';

@@ -1,9 +1,8 @@
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dagFileNameOf, loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
+import { dagFileNameOf, loadDag, parseBaseConfig, toError, type BaseConfig, type DagLoadResult } from '@trellis/core';
 import type { DagFiles } from './dag-files.js';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 export interface IndexedDag {
   fileName: string;

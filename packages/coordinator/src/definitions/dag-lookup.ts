@@ -1,4 +1,4 @@
-import { NotFoundError } from '../errors/api-errors.js';
+import { NotFoundError } from '@trellis/core';
 import type { DagIndex, IndexedDag } from './dag-index.js';
 
 /** The scheduler's view of definitions: next runs (pending one-offs included, suspended DAGs none) and suspension changes. */

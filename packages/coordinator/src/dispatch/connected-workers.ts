@@ -1,4 +1,4 @@
-import { ServiceUnavailableError } from '../errors/api-errors.js';
+import { ServiceUnavailableError } from '@trellis/core';
 import type { WorkerRegistry, WorkerView } from './worker-registry.js';
 
 /** The remote workers as an operator sees them; there are none to see without the worker gRPC server. */

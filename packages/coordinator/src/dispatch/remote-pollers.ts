@@ -1,6 +1,6 @@
 import { admitQueuedRuns, hasQueuedRuns, type Db, type RunRecord } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 import { SerialPass } from './serial-pass.js';
 import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { countLiveCoordinators, failRunsOfLostWorkers, pruneWorkers, recordHeartbeat, requeueUnacked, upsertWorker, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 export interface WorkerMonitorOptions {
   db: Db;

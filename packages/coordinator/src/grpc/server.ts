@@ -1,10 +1,11 @@
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_FILE, PROTO_LOADER_OPTIONS, type CoordinatorPackage } from '@trellis/core';
+import { PROTO_FILE, PROTO_LOADER_OPTIONS, ServiceUnavailableError, type CoordinatorPackage } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { hasValidToken, serverCredentials, type GrpcSecurity } from './auth.js';
 import type { WorkerHandlers } from './worker-service.js';
-import { failureStatus, type Unary } from './call-status.js';
+import type { Unary } from './call-context.js';
+import { failureStatus } from './call-status.js';
 import { sessionService } from './session.js';
 
 export interface GrpcServer {
@@ -13,10 +14,10 @@ export interface GrpcServer {
   close(): Promise<void>;
 }
 
-export class GrpcStartError extends Error {
+/** The worker port cannot be bound (in use, not permitted): the coordinator cannot serve workers. */
+export class GrpcStartError extends ServiceUnavailableError {
   constructor(address: string, cause: Error) {
     super(`cannot listen for workers on ${address}: ${cause.message}`);
-    this.name = 'GrpcStartError';
   }
 }
 

@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
-import type { SessionFrame } from '@trellis/core';
+import { toError, type SessionFrame } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { hasValidToken, type GrpcSecurity } from './auth.js';
-import { failureStatus, type Unary } from './call-status.js';
-import type { CallContext } from './worker-service.js';
+import type { CallContext, Unary } from './call-context.js';
+import { failureStatus } from './call-status.js';
 
 /** One call on a session: cancelled when the worker gives up on it or the stream ends. */
 class FrameCall extends EventEmitter implements CallContext {
@@ -92,7 +92,7 @@ export function sessionService(service: grpc.ServiceDefinition, unaries: Record<
       try {
         request = definition.requestDeserialize(frame.payload);
       } catch (error) {
-        return send(answer(frame.id, { code: grpc.status.INVALID_ARGUMENT, message: `malformed ${frame.method} request: ${(error as Error).message}` }));
+        return send(answer(frame.id, { code: grpc.status.INVALID_ARGUMENT, message: `malformed ${frame.method} request: ${toError(error).message}` }));
       }
       const call = new FrameCall();
       calls.set(frame.id, call);

@@ -1,9 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
-import { isEnvVarName, isValidWorkerId, validateRunId, type CoordinatorMethod, type CoordinatorMethods } from '@trellis/core';
+import { BadRequestError, isEnvVarName, isValidWorkerId, NotFoundError, NotRunningError, validateRunId, type CoordinatorMethod, type CoordinatorMethods } from '@trellis/core';
 import type { RemoteWorkers } from '../dispatch/remote-workers.js';
 import type { SubRuns } from '../runs/sub-runs.js';
-import { GrpcStatusError } from './call-status.js';
+import type { CallContext } from './call-context.js';
 
 const MAX_WAIT_MS = 30_000;
 
@@ -12,21 +11,13 @@ export interface WorkerServiceDeps {
   subRuns: SubRuns;
 }
 
-/** What a handler may ask of its call (unary, or a frame on a Session): whether the worker gave up on it. */
-export interface CallContext {
-  readonly cancelled: boolean;
-  once(event: 'cancelled', listener: () => void): unknown;
-  /** Session frames only: the worker gave up on the call after its answer left, so it never used the answer. */
-  onGivenUpAfterAnswer?(listener: () => void): void;
-}
-
 type Handler<Req, Res> = (request: Req, metadata: grpc.Metadata, call: CallContext) => Promise<Res>;
 
 /** One handler per unary call of the .proto (the generated method map: a new call fails to compile until handled). */
 export type WorkerHandlers = { [M in CoordinatorMethod]: Handler<CoordinatorMethods[M]['request'], CoordinatorMethods[M]['response']> };
 
 function requireWorkerId(id: string): void {
-  if (!isValidWorkerId(id)) throw new GrpcStatusError(status.INVALID_ARGUMENT, 'worker_id must be 1-128 characters of letters, digits and _ . : @ -');
+  if (!isValidWorkerId(id)) throw new BadRequestError('worker_id must be 1-128 characters of letters, digits and _ . : @ -');
 }
 
 const waitOf = (waitMs: number): number => Math.min(Math.max(waitMs, 0), MAX_WAIT_MS);
@@ -41,7 +32,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
 
     Poll: async (request, _metadata, call) => {
       const outcome = await deps.workers.poll(request.workerId, waitOf(request.waitMs), call);
-      if (!outcome.registered) throw new GrpcStatusError(status.NOT_FOUND, `worker ${request.workerId} is not registered with this coordinator; register again`);
+      if (!outcome.registered) throw new NotFoundError(`worker ${request.workerId} is not registered with this coordinator; register again`);
       return outcome.task !== undefined ? { task: outcome.task } : {};
     },
 
@@ -52,23 +43,23 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
     Report: (request) =>
       deps.workers.report(request.workerId, request.ref, request.events).catch((error: unknown) => {
         // A body that is not the JSON the protocol promises is the sender's fault, not ours.
-        if (error instanceof SyntaxError) throw new GrpcStatusError(status.INVALID_ARGUMENT, `malformed report: ${error.message}`);
+        if (error instanceof SyntaxError) throw new BadRequestError(`malformed report: ${error.message}`);
         throw error;
       }),
 
     StartSubRun: async (request) => {
       const idProblem = validateRunId(request.dagRunId);
-      if (idProblem !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `dag_run_id ${idProblem}`);
+      if (idProblem !== undefined) throw new BadRequestError(`dag_run_id ${idProblem}`);
       const badName = Object.keys(request.env).find((name) => !isEnvVarName(name));
-      if (badName !== undefined) throw new GrpcStatusError(status.INVALID_ARGUMENT, `env: "${badName}" is not an environment variable name`);
+      if (badName !== undefined) throw new BadRequestError(`env: "${badName}" is not an environment variable name`);
       const child = await deps.subRuns.start(request);
-      if (child === undefined) throw new GrpcStatusError(status.FAILED_PRECONDITION, 'the parent attempt is no longer current');
+      if (child === undefined) throw new NotRunningError('the parent attempt is no longer current');
       return { dagRunId: child.dagRunId };
     },
 
     StopSubRun: async (request) => {
       const outcome = await deps.subRuns.stop(request);
-      if (outcome === 'not_a_child') throw new GrpcStatusError(status.NOT_FOUND, `no child run ${request.dagRunId} of ${request.parent.dagRunId}`);
+      if (outcome === 'not_a_child') throw new NotFoundError(`no child run ${request.dagRunId} of ${request.parent.dagRunId}`);
       return { stopped: outcome === 'stopped' };
     },
 
@@ -77,7 +68,7 @@ export function workerHandlers(deps: WorkerServiceDeps): WorkerHandlers {
       const cancelled = new AbortController();
       call.once('cancelled', () => cancelled.abort());
       const end = await deps.subRuns.wait(request.dagName, request.dagRunId, { waitMs: waitOf(request.waitMs), signal: cancelled.signal });
-      if (end.state === 'missing') throw new GrpcStatusError(status.NOT_FOUND, `no run ${request.dagRunId} of ${request.dagName}`);
+      if (end.state === 'missing') throw new NotFoundError(`no run ${request.dagRunId} of ${request.dagName}`);
       if (end.state === 'pending') return { finished: false, status: end.status, outputsJson: '{}', error: '' };
       return { finished: true, status: end.status, outputsJson: JSON.stringify(end.outputs), error: end.error };
     },

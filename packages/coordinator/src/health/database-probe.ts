@@ -1,5 +1,5 @@
 import type { Queryable } from '@trellis/store';
-import { toError } from '../errors/normalize.js';
+import { toError } from '@trellis/core';
 
 export interface DatabaseHealth {
   ok: boolean;

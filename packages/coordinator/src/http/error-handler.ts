@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import { BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, TrellisError, toError, type ErrorCode } from '@trellis/core';
 import { isConnectionError } from '@trellis/store';
-import { ApiError, BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, toErrorBody } from '../errors/api-errors.js';
-import { toError } from '../errors/normalize.js';
+import { STATUS_TABLE } from '../errors/status-table.js';
 import type { Logger } from '../logging/logger.js';
 import { requestIdOf } from './request-id.js';
 
@@ -13,8 +13,22 @@ interface ExpressError extends Error {
   errno?: number;
 }
 
+/** The contract's error body (interface.md, "Error body"). */
+interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+function toErrorBody(error: TrellisError): ErrorBody {
+  const body: ErrorBody = { code: error.code, message: error.message, ...error.bodyExtras() };
+  if (error.details !== undefined) body.details = error.details;
+  return body;
+}
+
 /** Errors raised by express before any handler ran: the router's and express.json()'s. */
-function fromExpress(error: ExpressError): ApiError | undefined {
+function fromExpress(error: ExpressError): TrellisError | undefined {
   // The router decodes path parameters: a malformed `%` escape (`/dags/%zz`) is the client's.
   if (error instanceof URIError) return new BadRequestError(`malformed percent-encoding in the request path: ${error.message}`);
   switch (error.type) {
@@ -34,7 +48,7 @@ function fromExpress(error: ExpressError): ApiError | undefined {
  * A body that is not what its `Content-Encoding` (gzip, deflate, br) says fails in zlib; the
  * body parser passes that zlib error on with status 400 but without a `type`.
  */
-function fromInflate(error: ExpressError): ApiError | undefined {
+function fromInflate(error: ExpressError): TrellisError | undefined {
   const zlibFailure = error.status === 400 && typeof error.errno === 'number';
   return zlibFailure ? new BadRequestError(`request body does not match its Content-Encoding: ${error.message}`) : undefined;
 }
@@ -47,21 +61,22 @@ export function errorHandler(logger: Logger) {
       return;
     }
     const error = toError(raw);
-    let apiError = error instanceof ApiError ? error : fromExpress(error);
+    let known = error instanceof TrellisError ? error : fromExpress(error);
     const requestId = requestIdOf(res);
-    if (apiError === undefined && isConnectionError(raw)) {
+    if (known === undefined && isConnectionError(raw)) {
       // Not a fault of this request, nor a bug: the database is down or restarting. Clients may retry.
       logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
-      apiError = new ServiceUnavailableError('the database is unreachable; try again shortly');
+      known = new ServiceUnavailableError('the database is unreachable; try again shortly');
     }
-    if (apiError === undefined) {
+    // An internal error's message is for our logs (it may name paths), not for the client.
+    if (known === undefined || known.kind === 'internal_error') {
       logger.error('unhandled error while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
-      apiError = new InternalError('internal server error');
+      known = new InternalError('internal server error');
     }
-    const body = toErrorBody(apiError);
+    const body = toErrorBody(known);
     // The id the caller can quote, and find in the logs.
     if (requestId !== undefined) body.details = { ...body.details, requestId };
-    res.status(apiError.status).json(body);
+    res.status(STATUS_TABLE[known.kind].http).json(body);
   };
 }
 

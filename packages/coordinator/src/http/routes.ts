@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { BadRequestError } from '../errors/api-errors.js';
+import { BadRequestError } from '@trellis/core';
 import { setMatchedRoute } from './access-log.js';
 import type { Permission } from '../auth/permissions.js';
 

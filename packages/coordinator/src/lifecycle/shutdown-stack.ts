@@ -1,5 +1,5 @@
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 /**
  * What start-up opened, closed in the reverse order: by a start that fails half-way (a port in

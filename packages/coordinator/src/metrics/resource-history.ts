@@ -1,7 +1,7 @@
 import { statfs } from 'node:fs/promises';
 import { cpus, freemem, loadavg, totalmem } from 'node:os';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 export const SAMPLE_EVERY_MS = 5000;
 /** 24 hours of samples: the ring never grows past this. */

@@ -1,9 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { runStatusLabel, type RunStatus } from '@trellis/core';
+import { runStatusLabel, type RunStatus, toError } from '@trellis/core';
 import { finishedRunsByStatus, queueStats, type Db, type QueueStats, type RunRecord } from '@trellis/store';
 import type { WorkerRegistry, WorkerView } from '../dispatch/worker-registry.js';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 /** Database aggregates are refreshed at most this often, however many scrapers there are. */
 const AGGREGATE_TTL_MS = 5000;

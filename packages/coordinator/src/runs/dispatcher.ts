@@ -1,6 +1,6 @@
 import { admitQueuedRuns, hasQueuedRuns, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 import type { LocalExecutor } from './local-executor.js';
 import { SerialPass } from '../dispatch/serial-pass.js';
 import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from '../dispatch/placement.js';

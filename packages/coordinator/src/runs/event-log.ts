@@ -1,5 +1,4 @@
-import { InvalidCursorError, listEvents, type Db, type EventFilter, type EventRecord } from '@trellis/store';
-import { BadRequestError } from '../errors/api-errors.js';
+import { listEvents, type Db, type EventFilter, type EventRecord } from '@trellis/store';
 
 export interface EventLogQuery extends Omit<EventFilter, 'offset' | 'cursor'> {
   paginationMode: 'offset' | 'cursor';
@@ -18,19 +17,14 @@ export class EventLog {
   /** Events newest first, by offset (with the total) or by cursor (with the next cursor). */
   async list(query: EventLogQuery) {
     const { paginationMode, cursor, offset, ...filter } = query;
-    try {
-      const page =
-        paginationMode === 'cursor'
-          ? await listEvents(this.db, { ...filter, ...(cursor !== undefined ? { cursor } : {}) })
-          : await listEvents(this.db, { ...filter, offset: offset ?? 0 });
-      return {
-        entries: page.events.map(eventBody),
-        ...(page.total !== undefined ? { total: page.total, limit: query.limit, offset: offset ?? 0 } : {}),
-        ...(paginationMode === 'cursor' ? { nextCursor: page.nextCursor ?? null } : {}),
-      };
-    } catch (error) {
-      if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor', { cursor });
-      throw error;
-    }
+    const page =
+      paginationMode === 'cursor'
+        ? await listEvents(this.db, { ...filter, ...(cursor !== undefined ? { cursor } : {}) })
+        : await listEvents(this.db, { ...filter, offset: offset ?? 0 });
+    return {
+      entries: page.events.map(eventBody),
+      ...(page.total !== undefined ? { total: page.total, limit: query.limit, offset: offset ?? 0 } : {}),
+      ...(paginationMode === 'cursor' ? { nextCursor: page.nextCursor ?? null } : {}),
+    };
   }
 }

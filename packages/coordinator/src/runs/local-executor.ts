@@ -1,11 +1,10 @@
 import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest } from '@trellis/core';
+import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest, toError } from '@trellis/core';
 import { runDag, settlesWithin, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import { getRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
 import { executedInputs, insertSubRun } from './masked-params.js';

@@ -1,7 +1,7 @@
 import type { LogChunk, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
 import { saveOutputs, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 import { persistSnapshot } from './snapshot-store.js';
 
 const BATCH_WINDOW_MS = 15;

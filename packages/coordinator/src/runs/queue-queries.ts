@@ -1,5 +1,5 @@
+import { NotFoundError } from '@trellis/core';
 import { queueCounts, queueItems, type Db } from '@trellis/store';
-import { NotFoundError } from '../errors/api-errors.js';
 import { runSummary } from './payloads.js';
 
 export interface QueueQueriesDeps {

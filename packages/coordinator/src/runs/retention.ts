@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { dagsWithRunsBefore, purgeHistory, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 /** The sweep runs this often; retention is counted in days, so hourly is plenty. */
 const SWEEP_MS = 60 * 60 * 1000;

@@ -1,7 +1,5 @@
-import { RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus } from '@trellis/core';
-import { ApprovalError } from '@trellis/engine';
+import { RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus, BadRequestError, NotFoundError, TimeoutError } from '@trellis/core';
 import { queueRunCommand, setNodeData, type Db, type RunRecord } from '@trellis/store';
-import { BadRequestError, NotFoundError, TimeoutError } from '../errors/api-errors.js';
 import type { DagIndex } from '../definitions/dag-index.js';
 import type { LocalExecutor } from './local-executor.js';
 import type { RunQueries } from './run-queries.js';
@@ -90,13 +88,8 @@ export class RunCommands {
       return;
     }
     if (handle === undefined) throw new BadRequestError('the run is not waiting for approval');
-    try {
-      if (decision.action === 'approve') handle.approve(stepName, decision.inputs);
-      else handle.reject(stepName, decision.reason);
-    } catch (error) {
-      if (error instanceof ApprovalError) throw new BadRequestError(error.message);
-      throw error;
-    }
+    if (decision.action === 'approve') handle.approve(stepName, decision.inputs);
+    else handle.reject(stepName, decision.reason);
   }
 
   /** Sets a step's status by hand on a run that is not running (`latest` allowed). */

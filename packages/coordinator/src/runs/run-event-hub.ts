@@ -1,6 +1,6 @@
 import { eventsAfter, lastEventId, type Db, type EventRecord } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 /** A run lifecycle event as the event log holds it. */
 export type RunEvent = EventRecord;

@@ -1,7 +1,7 @@
+import { BadRequestError, NotFoundError } from '@trellis/core';
 import { dirname, resolve, sep } from 'node:path';
 import type { RunStatus } from '@trellis/core';
 import { getLatestRun, getNodes, getOutputs, listRuns, InvalidCursorError, type Db, type NodeRow, type RunRecord } from '@trellis/store';
-import { BadRequestError, NotFoundError } from '../errors/api-errors.js';
 import { readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { runDetails, runSummary } from './payloads.js';
 import type { RunService } from './run-service.js';

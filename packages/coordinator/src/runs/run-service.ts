@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, type Dag } from '@trellis/core';
+import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, type Dag, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '@trellis/core';
 import {
-  countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry, RunExistsError,
+  countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry,
   type Db, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
-import { AlreadyExistsError, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '../errors/api-errors.js';
 import type { Dispatcher } from './dispatcher.js';
 import type { LocalExecutor } from './local-executor.js';
 import { dagLogRoot, runLogFile } from './log-paths.js';
@@ -77,34 +76,29 @@ export class RunService {
       if (request.singleton === 'already_running') throw new AlreadyRunningConflictError(`${dagName} is already running`, { dagName });
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
-    try {
-      const newRun = {
-        ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
-        dagName,
-        dagRunId,
-        fileName: request.fileName,
-        attemptId: randomUUID(),
-        status: RunStatus.Queued,
-        queueName,
-        logFile: runLogFile(dagLogRoot(this.deps.logDir, request.dag), dagName, dagRunId, 1),
-        specYaml: request.yaml,
-        labels: request.dag.labels,
-        trigger: request.trigger,
-        noReuse: request.noReuse ?? false,
-        ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
-        ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
-      };
-      const maskValues = request.maskValues ?? [];
-      const run =
-        maskValues.length === 0
-          ? await insertRun(q, { ...newRun, params: JSON.stringify(params.params) })
-          : await (tx !== undefined ? insertMaskedRun(tx, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, newRun, params.params, maskValues)));
-      if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
-      return run;
-    } catch (error) {
-      if (error instanceof RunExistsError) throw new AlreadyExistsError(`DAG run ${dagRunId} already exists`, { dagRunId });
-      throw error;
-    }
+    const newRun = {
+      ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
+      dagName,
+      dagRunId,
+      fileName: request.fileName,
+      attemptId: randomUUID(),
+      status: RunStatus.Queued,
+      queueName,
+      logFile: runLogFile(dagLogRoot(this.deps.logDir, request.dag), dagName, dagRunId, 1),
+      specYaml: request.yaml,
+      labels: request.dag.labels,
+      trigger: request.trigger,
+      noReuse: request.noReuse ?? false,
+      ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
+      ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
+    };
+    const maskValues = request.maskValues ?? [];
+    const run =
+      maskValues.length === 0
+        ? await insertRun(q, { ...newRun, params: JSON.stringify(params.params) })
+        : await (tx !== undefined ? insertMaskedRun(tx, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, newRun, params.params, maskValues)));
+    if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
+    return run;
   }
 
   async require(dagName: string, dagRunId: string): Promise<RunRecord> {

@@ -1,6 +1,6 @@
 import { acquireSchedulerLease, releaseSchedulerLease, type Db } from '@trellis/store';
+import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
 
 /**
  * Scheduler leadership through the lease row: renewed every third of its lifetime; a renewal

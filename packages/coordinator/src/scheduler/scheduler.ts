@@ -1,11 +1,9 @@
-import { nextRunTimes, previousRunTime, type Dag } from '@trellis/core';
+import { nextRunTimes, previousRunTime, ServiceUnavailableError, type Dag, toError, AlreadyExistsError } from '@trellis/core';
 import {
   abortQueuedScheduledRuns, activeRunsOf, consumeOneOff, consumedOneOffs, countActiveRuns, holdsSchedulerLease, lockSchedulerState,
   setLastTick, succeededSince, suspendedAmong, type Db, type Queryable,
 } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
-import { toError } from '../errors/normalize.js';
-import { AlreadyExistsError } from '../errors/api-errors.js';
 import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
 import type { RunService } from '../runs/run-service.js';
 import { ceilMinute, MINUTE_MS, type SchedulerClock } from './clock.js';
@@ -30,7 +28,8 @@ export interface TickOutcome {
   stopped: string[];
 }
 
-class LeaseLostError extends Error {}
+/** Another coordinator took the scheduler lease mid-tick: this one stops scheduling, it did nothing wrong. */
+class LeaseLostError extends ServiceUnavailableError {}
 
 interface PostCommit {
   stops: Array<{ dag: IndexedDag }>;
@@ -89,7 +88,7 @@ export class Scheduler {
     const after: PostCommit = { stops: [], restarts: [] };
     try {
       const ticked = await this.deps.db.transaction(async (tx) => {
-        if (!(await holdsSchedulerLease(tx, this.deps.leadership.holder, token))) throw new LeaseLostError();
+        if (!(await holdsSchedulerLease(tx, this.deps.leadership.holder, token))) throw new LeaseLostError('the scheduler lease passed to another coordinator');
         const state = await lockSchedulerState(tx);
         if (state.lastTick !== null && state.lastTick.getTime() >= tick.getTime()) return false;
         // Paused: time moves on and what it passes is discarded, not deferred.

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
-import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type RawServerConfig, type StartOptions } from '@trellis/coordinator';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type Logger, type RawServerConfig, type StartOptions } from '@trellis/coordinator';
 
 export interface TestCoordinator {
   coordinator: Coordinator;
@@ -15,16 +15,21 @@ export interface TestCoordinator {
 
 /**
  * A coordinator on a fresh database (PGlite, or a schema of TRELLIS_TEST_DATABASE_URL) with the
- * given DAG files; or on `options.db`, which the caller opens and closes.
+ * given DAG files; or on `options.db`, which the caller opens and closes. Silent unless given `logger`.
  */
-export async function startTestCoordinator(label: string, dags: Record<string, string>, overrides: Partial<RawServerConfig> = {}, options: Pick<StartOptions, 'schedulerClock' | 'db'> = {}): Promise<TestCoordinator> {
+export async function startTestCoordinator(
+  label: string,
+  dags: Record<string, string>,
+  overrides: Partial<RawServerConfig> = {},
+  { logger = createSilentLogger(), ...options }: Pick<StartOptions, 'schedulerClock' | 'db'> & { logger?: Logger } = {},
+): Promise<TestCoordinator> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-coord-'));
   mkdirSync(join(dir, 'dags'));
   for (const [name, yaml] of Object.entries(dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
   const { db, cleanup } = options.db !== undefined ? { db: options.db, cleanup: () => Promise.resolve() } : await openTestDb(label);
   // No shutdown grace: stop() ends whatever a test left running at once.
   const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), timezone: 'UTC', shutdownGraceSec: 0, ...overrides } });
-  const coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, checkResponses: true, ...options, db });
+  const coordinator = await startCoordinator(config, logger, { watch: false, checkResponses: true, ...options, db });
   const call: TestCoordinator['call'] = async (method, path, body) => {
     const res = await fetch(coordinator.apiUrl + path, {
       method,

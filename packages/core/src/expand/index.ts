@@ -14,14 +14,14 @@
  */
 import { readJsonPath } from './json-path.js';
 import { MAX_EXPANDED_VALUE_LENGTH } from '../spec/limits.js';
+import { BadRequestError } from '../errors/domain-errors.js';
 
 export { readJsonPath };
 
 /** An expansion would produce a value beyond MAX_EXPANDED_VALUE_LENGTH (a chain of values that each double the last). */
-export class ExpansionLimitError extends Error {
+export class ExpansionLimitError extends BadRequestError {
   constructor(readonly length: number) {
     super(`expanding \${...} references would produce a value of more than ${MAX_EXPANDED_VALUE_LENGTH} characters (MAX_EXPANDED_VALUE_LENGTH)`);
-    this.name = 'ExpansionLimitError';
   }
 }
 

@@ -1,14 +1,17 @@
 import { createHash } from 'node:crypto';
 import { isAbsolute, join, relative, sep } from 'node:path';
+import { InternalError } from '../errors/domain-errors.js';
 
 /** Longest segment made from a name; file systems refuse names over 255 bytes. */
 const MAX_SEGMENT_LENGTH = 200;
 
-/** A path built from a name would leave the folder it belongs in. */
-export class PathEscapeError extends Error {
+/**
+ * A path built from a name would leave the folder it belongs in. Names are made safe before
+ * they become segments, so reaching this is a fault of ours, not of the request.
+ */
+export class PathEscapeError extends InternalError {
   constructor(root: string, segments: string[]) {
     super(`refusing a path outside ${root}: ${segments.join('/')}`);
-    this.name = 'PathEscapeError';
   }
 }
 

@@ -24,6 +24,7 @@
  * a list (`0,15,30,45 2 * * *`), which croner then treats as fixed-time.
  */
 import { Cron } from 'croner';
+import { toError } from '../errors/to-error.js';
 
 const ALIASES: Record<string, string> = {
   '@yearly': '0 0 1 1 *',
@@ -45,10 +46,6 @@ export function isValidTimeZone(zone: string): boolean {
   } catch {
     return false;
   }
-}
-
-function toError(error: unknown): Error {
-  return error instanceof Error ? error : new Error(String(error));
 }
 
 /** The minutes a minute field matches, as an explicit list ("*\/20" -> "0,20,40"). */

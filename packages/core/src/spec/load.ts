@@ -4,6 +4,7 @@ import { Issues, describeType } from './issues.js';
 import { isRecord } from './fields.js';
 import { normalizeDag } from './dag.js';
 import { MAX_DAGS_PER_FILE, MAX_SPEC_BYTES, MAX_STEPS_PER_DAG } from './limits.js';
+import { toError } from '../errors/to-error.js';
 
 /** A base configuration: root fields every DAG inherits unless it sets them. */
 export interface BaseConfig {
@@ -81,7 +82,7 @@ function parseDocuments(text: string): ParsedDocs {
   try {
     parsed = parseAllDocuments(text, { prettyErrors: true, uniqueKeys: true }) as Document.Parsed[];
   } catch (error) {
-    return { docs: [], errors: [`invalid YAML: ${(error as Error).message}`] };
+    return { docs: [], errors: [`invalid YAML: ${toError(error).message}`] };
   }
   if (!Array.isArray(parsed)) return { docs: [], errors: ['invalid YAML: could not read the document stream'] };
   if (parsed.length > MAX_DAGS_PER_FILE) return { docs: [], errors: [`the file holds ${parsed.length} YAML documents; the limit is ${MAX_DAGS_PER_FILE} DAGs per file (MAX_DAGS_PER_FILE)`] };
@@ -107,7 +108,7 @@ function parseDocuments(text: string): ParsedDocs {
       errors.push(...refusedDoc);
       docs.push(refusedDoc.length > 0 ? undefined : value);
     } catch (error) {
-      errors.push(`${parsed.length > 1 ? `document ${i + 1}: ` : ''}invalid YAML: ${(error as Error).message}`);
+      errors.push(`${parsed.length > 1 ? `document ${i + 1}: ` : ''}invalid YAML: ${toError(error).message}`);
       docs.push(undefined);
     }
   });
@@ -180,7 +181,7 @@ export function loadDag(text: string, options: LoadDagOptions = {}): DagLoadResu
     return { ...(main.dag !== undefined && allErrors.length === 0 ? { dag: main.dag } : {}), localDags, errors: allErrors, warnings };
   } catch (error) {
     // Validation must never surface an exception; this is the last line of that promise.
-    return { localDags: [], errors: [`internal validation error: ${(error as Error).message}`], warnings: [] };
+    return { localDags: [], errors: [`internal validation error: ${toError(error).message}`], warnings: [] };
   }
 }
 

@@ -23,6 +23,7 @@ import {
 } from './fields.js';
 import { refuseStepContainer } from './unsupported.js';
 import { checkStepConfig } from './step-config.js';
+import { toError } from '../errors/to-error.js';
 
 export const STEP_KEYS = new Set([
   'name', 'id', 'description', 'command', 'script', 'depends', 'working_dir', 'dir', 'shell', 'stdout', 'stderr',
@@ -132,7 +133,7 @@ function parseRouter(raw: Record<string, unknown>, path: string, issues: Issues)
       try {
         new RegExp(pattern.slice(3));
       } catch (error) {
-        issues.add(`${path}.routes.${pattern}`, `is not a valid regular expression (${(error as Error).message})`);
+        issues.add(`${path}.routes.${pattern}`, `is not a valid regular expression (${toError(error).message})`);
       }
     }
     out.routes.push({ pattern, targets: list });

@@ -3,6 +3,7 @@ import { basename, dirname, join, posix, resolve, sep } from 'node:path';
 import AdmZip from 'adm-zip';
 import { minimatch } from 'minimatch';
 import * as tar from 'tar';
+import { BadRequestError } from '@trellis/core';
 import { z } from 'zod';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
 
@@ -38,9 +39,8 @@ interface Entry {
   link?: { target: string; symbolic: boolean };
 }
 
-class ArchiveError extends Error {
-  override readonly name = 'ArchiveError';
-}
+/** An archive step's config or files refuse the operation: the step fails with this message alone. */
+class ArchiveError extends BadRequestError {}
 
 function issuesOf(error: z.ZodError): string {
   return error.issues.map((i) => `${i.path.join('.') || 'config'}: ${i.message}`).join('; ');

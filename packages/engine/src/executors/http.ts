@@ -3,6 +3,7 @@ import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Agent, interceptors, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
+import { toError } from '@trellis/core';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
 
 // Config values may arrive as strings after `${VAR}` expansion, so "30" and "true" are accepted too.
@@ -136,7 +137,7 @@ export const httpExecutor: StepExecutor = {
     } catch (caught) {
       if (ctx.signal.aborted) return { exitCode: 1, stopped: true, error: 'request stopped' };
       if (timeout?.aborted === true) return failure(ctx, `request timed out after ${(req.timeoutMs ?? 0) / 1000} s`);
-      return failure(ctx, `request failed: ${describe(caught instanceof Error ? caught : new Error(String(caught)))}`);
+      return failure(ctx, `request failed: ${describe(toError(caught))}`);
     } finally {
       await agent.destroy();
     }

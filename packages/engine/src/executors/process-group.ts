@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { toError } from '@trellis/core';
 
 export interface SpawnedResult {
   exitCode: number;
@@ -57,7 +58,7 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
       const files = options.files;
       child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', files?.stdoutFd ?? 'pipe', files?.stderrFd ?? 'pipe'] });
     } catch (error) {
-      resolve({ exitCode: 127, signal: null, stopped: false, error: (error as Error).message });
+      resolve({ exitCode: 127, signal: null, stopped: false, error: toError(error).message });
       return;
     }
     if (child.pid !== undefined) options.onStart?.(child.pid);

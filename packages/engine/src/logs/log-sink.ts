@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, writeSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
+import { toError } from '@trellis/core';
 import type { RunReporter } from '../types.js';
 import type { SecretMasker } from './secret-masker.js';
 
@@ -50,7 +51,7 @@ export class LogSink extends Writable {
       try {
         this.tee = openSync(options.teePath, 'a');
       } catch (error) {
-        this.teeError = `cannot open ${options.teePath}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`;
+        this.teeError = `cannot open ${options.teePath}: ${(error as NodeJS.ErrnoException).code ?? toError(error).message}`;
       }
     }
   }
@@ -114,7 +115,7 @@ export class LogSink extends Writable {
       if (this.tee !== undefined) writeSync(this.tee, data);
       callback();
     } catch (error) {
-      callback(error as Error);
+      callback(toError(error));
     }
   }
 

@@ -1,7 +1,7 @@
 import { open, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { parse } from 'dotenv';
-import { relativeUnder, type SecretRef } from '@trellis/core';
+import { relativeUnder, type SecretRef, toError } from '@trellis/core';
 
 /** Larger than any real dotenv file: a bound on what one entry (`/dev/zero`, a log) can make a host read. */
 export const MAX_DOTENV_BYTES = 1024 * 1024;
@@ -71,7 +71,7 @@ async function readFirst(paths: string[]): Promise<string | undefined> {
     try {
       return await readRegularFile(path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`dotenv ${path}: ${(error as Error).message}`);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`dotenv ${path}: ${toError(error).message}`);
     }
   }
   return undefined;
@@ -103,7 +103,7 @@ export async function resolveSecrets(refs: SecretRef[], hostEnv: NodeJS.ProcessE
       try {
         out[ref.name] = (await readFile(path, (ref.options.encoding as BufferEncoding | undefined) ?? 'utf8')).replace(/\r?\n$/, '');
       } catch (error) {
-        throw new Error(`secret ${ref.name}: cannot read ${path}: ${(error as Error).message}`);
+        throw new Error(`secret ${ref.name}: cannot read ${path}: ${toError(error).message}`);
       }
     }
   }

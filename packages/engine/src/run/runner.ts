@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
+  BadRequestError,
   MAIL_UNAVAILABLE,
   NodeStatus,
   RunStatus,
@@ -16,6 +17,7 @@ import {
   outputsStatusWord,
   readJsonPath,
   runStatusLabel,
+  toError,
   type Dag,
   type HandlerKind,
   type Step,
@@ -34,12 +36,8 @@ import { evaluateAll, conditionSucceeds, conditionValue, matchesExpected, type C
 import { backoffDelayMs, continueCovers, repeatLimitReached, shouldRetry } from './policies.js';
 import { outputKey } from './outputs.js';
 
-export class ApprovalError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ApprovalError';
-  }
-}
+/** An approval or rejection the run cannot take: missing inputs, or a step not waiting. */
+export class ApprovalError extends BadRequestError {}
 
 export interface RunHandle {
   readonly done: Promise<RunResult>;
@@ -219,7 +217,7 @@ export class DagRunner implements RunHandle {
       await sleep(this.dag.delaySec * 1000, this.stopController.signal);
       await this.runBody();
     } catch (error) {
-      this.error = (error as Error).message;
+      this.error = toError(error).message;
       this.status = RunStatus.Failed;
       this.log(`run failed: ${this.error}`);
     } finally {
@@ -527,7 +525,7 @@ export class DagRunner implements RunHandle {
       else if (node.step.type === 'dag' || node.step.parallel !== undefined) await this.runSubDags(node);
       else await this.runWithPolicies(node, env);
     } catch (error) {
-      node.finish(NodeStatus.Failed, (error as Error).message);
+      node.finish(NodeStatus.Failed, toError(error).message);
     }
     if (!node.waiting) this.log(`step "${node.step.name}" finished: ${node.snapshot().statusLabel}${node.error !== '' ? ` (${node.error})` : ''}`);
     this.logUnsentStepMail(node);
@@ -651,7 +649,7 @@ export class DagRunner implements RunHandle {
         positionalParams: this.positional,
       });
     } catch (error) {
-      result = { exitCode: 1, error: (error as Error).message };
+      result = { exitCode: 1, error: toError(error).message };
     } finally {
       clearTimeout(timer);
       this.stepControllers.delete(controller);
@@ -767,7 +765,7 @@ export class DagRunner implements RunHandle {
           params = this.subRunParams(node.step, itemText);
         } catch (error) {
           // One item's params cannot be built: launch no more and stop this step's children, so none outlives the failed node.
-          failure = `sub-run ${index}: ${(error as Error).message}`;
+          failure = `sub-run ${index}: ${toError(error).message}`;
           for (const child of started) child.stop();
           return;
         }
@@ -787,7 +785,7 @@ export class DagRunner implements RunHandle {
         });
         this.children.add(handle);
         started.add(handle);
-        const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: (error as Error).message }));
+        const result = await handle.done.catch((error: unknown) => ({ status: RunStatus.Failed as RunStatus, outputs: {}, error: toError(error).message }));
         this.children.delete(handle);
         started.delete(handle);
         ref.status = result.status;
@@ -846,7 +844,7 @@ export class DagRunner implements RunHandle {
       await this.runWithPolicies(node, this.stepEnv(node));
     } catch (error) {
       // A handler that ran ends in the record, whatever went wrong in it.
-      node.finish(NodeStatus.Failed, (error as Error).message);
+      node.finish(NodeStatus.Failed, toError(error).message);
     }
     this.log(`handler ${kind} finished: ${node.snapshot().statusLabel}`);
     this.logUnsentStepMail(node);

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { toError } from '@trellis/core';
 import { CAPABILITIES, type Db, type Queryable } from './types.js';
 import { withTransientRetry } from './transient.js';
 
@@ -120,7 +121,7 @@ async function listenOn(options: PgOptions, channel: string, onNotify: (payload:
       connect().then(
         () => onNotify(''),
         (error: unknown) => {
-          onError(error instanceof Error ? error : new Error(String(error)));
+          onError(toError(error));
           reconnect();
         },
       );

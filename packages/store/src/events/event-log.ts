@@ -63,7 +63,7 @@ function encodeCursor(event: EventRecord): string {
 function decodeCursor(cursor: string): { at: Date; id: number } {
   const [at = '', id = ''] = Buffer.from(cursor, 'base64url').toString().split('|');
   const time = new Date(at);
-  if (Number.isNaN(time.getTime()) || !/^\d+$/.test(id)) throw new InvalidCursorError();
+  if (Number.isNaN(time.getTime()) || !/^\d+$/.test(id)) throw new InvalidCursorError({ cursor });
   return { at: time, id: Number(id) };
 }
 

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { InternalError } from '@trellis/core';
 import type { Db } from '../db/types.js';
 import { sql as runs } from './0001_runs.js';
 import { sql as dagState } from './0002_dag_state.js';
@@ -63,12 +64,8 @@ export function splitStatements(sql: string): string[] {
   return statements.filter((s) => s !== ';');
 }
 
-export class MigrationError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MigrationError';
-  }
-}
+/** The schema cannot be brought up to date: a fault of the installation, not of a request. */
+export class MigrationError extends InternalError {}
 
 /**
  * Applies pending migrations under a transaction-scoped advisory lock, so two coordinators

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { RunStatus, type RunLineage } from '@trellis/core';
+import { AlreadyExistsError, RunStatus, type RunLineage } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type DispatchTarget, type RunRecord } from './record.js';
 
@@ -25,10 +25,13 @@ export interface NewRun extends Partial<RunLineage> {
   runEnv?: Record<string, string>;
 }
 
-export class RunExistsError extends Error {
-  constructor(dagName: string, dagRunId: string) {
-    super(`run ${dagRunId} of ${dagName} already exists`);
-    this.name = 'RunExistsError';
+/** A run id is taken: ids are unique per DAG name. */
+export class RunExistsError extends AlreadyExistsError {
+  constructor(
+    readonly dagName: string,
+    readonly dagRunId: string,
+  ) {
+    super(`DAG run ${dagRunId} already exists`, { dagRunId });
   }
 }
 

@@ -1,4 +1,4 @@
-import type { RunStatus } from '@trellis/core';
+import { BadRequestError, type RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from './record.js';
 
@@ -14,10 +14,10 @@ export interface RunFilter {
   cursor?: string;
 }
 
-export class InvalidCursorError extends Error {
-  constructor() {
-    super('invalid cursor');
-    this.name = 'InvalidCursorError';
+/** A page cursor this store did not hand out; `details` repeat it when the caller wants it quoted. */
+export class InvalidCursorError extends BadRequestError {
+  constructor(details?: Record<string, unknown>) {
+    super('invalid cursor', details);
   }
 }
 

@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { SessionFrame } from '@trellis/core';
+import { toError } from '@trellis/core';
 
 /** A call in flight that can be abandoned (long polls, at shutdown). */
 export interface PendingCall<Res> {
@@ -87,7 +88,7 @@ export class Session {
     try {
       waiting.resolve(waiting.deserialize(answer.payload));
     } catch (error) {
-      waiting.reject(callError(grpc.status.INTERNAL, `malformed answer: ${(error as Error).message}`));
+      waiting.reject(callError(grpc.status.INTERNAL, `malformed answer: ${toError(error).message}`));
     }
   }
 

@@ -1,4 +1,4 @@
-import { relativeUnder, type ReportEvent, type TaskRef } from '@trellis/core';
+import { relativeUnder, type ReportEvent, type TaskRef, toError } from '@trellis/core';
 import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
 import { GrpcStatus, grpcCode, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
@@ -141,11 +141,11 @@ export class ReportBuffer implements RunReporter {
         if (grpcCode(error) === GrpcStatus.INVALID_ARGUMENT) {
           // Resending the same bytes cannot help; a later snapshot (each is complete) still gets through.
           this.pending = this.pending.filter((e) => e.seq > this.inFlightUpTo);
-          this.logger.error('the coordinator refused a report batch as malformed; dropping it', { dagRunId: this.ref.dagRunId, events: events.length, error: (error as Error).message });
+          this.logger.error('the coordinator refused a report batch as malformed; dropping it', { dagRunId: this.ref.dagRunId, events: events.length, error: toError(error).message });
           continue;
         }
         const wait = backoff.next();
-        this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: (error as Error).message });
+        this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: toError(error).message });
         await sleep(wait);
       } finally {
         this.inFlightUpTo = 0;

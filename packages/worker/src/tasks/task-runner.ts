@@ -1,4 +1,4 @@
-import { RunStatus, runStatusLabel, startSubRunRequest, taskIdentity, type ResolvedParams, type Task } from '@trellis/core';
+import { RunStatus, runStatusLabel, startSubRunRequest, taskIdentity, toError, type ResolvedParams, type Task } from '@trellis/core';
 import { runDag, type ProcessLauncher, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
 import { isCoordinatorAway, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
@@ -59,7 +59,7 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean, 
     const stopChild = (): void => {
       void ctx.client
         .request('StopSubRun', { workerId: ctx.workerId, parent: task.ref, dagName: request.dagName, dagRunId: request.dagRunId })
-        .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: (error as Error).message }));
+        .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error).message }));
     };
     const done = (async (): Promise<SubRunResult> => {
       const message = startSubRunRequest(
@@ -83,7 +83,7 @@ function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean, 
       } finally {
         loan.waitEnds();
       }
-    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${(error as Error).message}` }));
+    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${toError(error).message}` }));
     const stop = (): void => {
       stopRequested = true;
       if (started) stopChild();

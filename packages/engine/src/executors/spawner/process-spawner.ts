@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { toError } from '@trellis/core';
 import { runInProcessGroup, type DirectLogFiles, type GroupSpawnOptions, type ProcessLauncher, type SpawnedResult } from '../process-group.js';
 import type { FromSpawner, ToSpawner } from './protocol.js';
 
@@ -82,7 +83,7 @@ export class ProcessSpawner {
       child = this.helper();
     } catch (error) {
       // fork() itself threw (ENOMEM, say): nothing started, so this step may run from here.
-      this.onCrash(`the process spawner could not be started (${(error as Error).message}); the step is spawned by this process`);
+      this.onCrash(`the process spawner could not be started (${toError(error).message}); the step is spawned by this process`);
       return runInProcessGroup(options);
     }
     return new Promise((resolve) => {

@@ -2,6 +2,7 @@
 // nothing but the process-group code, so its small heap makes each fork cheap.
 import { closeSync, openSync } from 'node:fs';
 import { Writable } from 'node:stream';
+import { toError } from '@trellis/core';
 import { runInProcessGroup } from '../process-group.js';
 import type { FromSpawner, SpawnMessage, ToSpawner } from './protocol.js';
 
@@ -45,7 +46,7 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
     });
     send({ t: 'ended', id: message.id, result });
   } catch (error) {
-    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${(error as Error).message}` } });
+    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${toError(error).message}` } });
   } finally {
     running.delete(message.id);
     if (fds !== undefined) {

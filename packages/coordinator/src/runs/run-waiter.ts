@@ -16,6 +16,11 @@ export interface RunWaitOptions {
   waitMs?: number;
   /** Give up when this aborts (a cancelled call, a shutdown). */
   signal?: AbortSignal;
+  /**
+   * Subscribes `wake` to news that the run may have ended (the local executor hosts it), so the
+   * wait looks again at once rather than at the next poll; returns the unsubscribe.
+   */
+  wakeOn?: (wake: () => void) => () => void;
 }
 
 /**
@@ -26,29 +31,55 @@ export interface RunWaitOptions {
  */
 export async function waitForRunEnd(q: Queryable, dagName: string, dagRunId: string, options: RunWaitOptions = {}): Promise<RunWaitResult> {
   const deadline = options.waitMs !== undefined ? Date.now() + options.waitMs : Number.POSITIVE_INFINITY;
-  for (;;) {
-    const run = await getRun(q, dagName, dagRunId);
-    if (run === undefined) return { state: 'missing' };
-    if (isTerminalRunStatus(run.status)) {
-      const outputs = await getOutputs(q, run.id);
-      // Stored outputs are the run's map of name to string value.
-      return { state: 'finished', status: run.status, outputs: (outputs?.outputs ?? {}) as Record<string, string>, error: run.error };
+  const wake = new Wake();
+  const unsubscribe = options.wakeOn?.(() => wake.fire());
+  try {
+    for (;;) {
+      // Armed before the look: an end reported while the query runs is not missed.
+      wake.arm();
+      const run = await getRun(q, dagName, dagRunId);
+      if (run === undefined) return { state: 'missing' };
+      if (isTerminalRunStatus(run.status)) {
+        const outputs = await getOutputs(q, run.id);
+        // Stored outputs are the run's map of name to string value.
+        return { state: 'finished', status: run.status, outputs: (outputs?.outputs ?? {}) as Record<string, string>, error: run.error };
+      }
+      const left = deadline - Date.now();
+      if (left <= 0 || options.signal?.aborted === true) return { state: 'pending', status: run.status };
+      await wake.pause(Math.min(WAIT_RUN_POLL_MS, left), options.signal);
     }
-    const left = deadline - Date.now();
-    if (left <= 0 || options.signal?.aborted === true) return { state: 'pending', status: run.status };
-    await pause(Math.min(WAIT_RUN_POLL_MS, left), options.signal);
+  } finally {
+    unsubscribe?.();
   }
 }
 
-/** Sleeps `ms`, or less when the signal aborts; leaves no timer or listener behind. */
-function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+/** A poll's sleep that news of the run cuts short. */
+class Wake {
+  private fired = false;
+  private cut: (() => void) | undefined;
+
+  arm(): void {
+    this.fired = false;
+  }
+
+  fire(): void {
+    this.fired = true;
+    this.cut?.();
+  }
+
+  /** Sleeps `ms`, or less when the signal aborts or the wake fires; leaves no timer or listener behind. */
+  pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    if (this.fired) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.cut = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+      this.cut = done;
+    });
+  }
 }

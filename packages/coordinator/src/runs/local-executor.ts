@@ -1,13 +1,11 @@
-import { setMaxListeners } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { RunStatus, isTerminalRunStatus, resolveStartParams, selectDag, startSubRunRequest, type ResolvedParams, type StartSubRunRequest, toError } from '@trellis/core';
-import { runDag, settlesWithin, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
-import { getRun, markStarted, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
+import { RunStatus, isTerminalRunStatus, startSubRunRequest, type ResolvedParams, type StartSubRunRequest, toError } from '@trellis/core';
+import { queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
-import { dagLogRoot, runLogFile } from './log-paths.js';
-import { executedInputs, insertSubRun } from './masked-params.js';
+import { executedInputs } from './masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from './run-waiter.js';
@@ -26,8 +24,8 @@ export function isLocalWorkerId(workerId: string): boolean {
 }
 
 /**
- * Child runs that must go to a worker (a sub-DAG step whose worker_selector names labels) take
- * the path a worker's StartSubRun takes: RunService queues them, and stops them with their parent.
+ * Child runs (sub-DAG steps) take the path a worker's StartSubRun takes: RunService queues them
+ * for admission, and stops them with their parent.
  */
 export interface ChildRunQueue {
   enqueueChild(parent: RunRecord, request: StartSubRunRequest): Promise<RunRecord>;
@@ -52,8 +50,8 @@ export interface LocalExecutorDeps {
   /** A run finished: its slot is free. */
   onFinished: () => void;
   /**
-   * Where children bound for a worker are queued. Late-bound: RunService is built after this
-   * executor (it needs it), and the getter is called only once runs exist.
+   * Where children are queued. Late-bound: RunService is built after this executor (it needs
+   * it), and the getter is called only once runs exist.
    */
   childRuns: () => ChildRunQueue;
 }
@@ -65,12 +63,15 @@ export interface LocalExecutorDeps {
 export class LocalExecutor {
   private readonly handles = new Map<number, RunHandle>();
   private readonly finished = new Map<number, Promise<void>>();
-  /** Aborted by drain(): waits for children on workers end, whatever the children do. */
+  /** Aborted by drain(): waits for children end, whatever the children do. */
   private readonly closing = new AbortController();
+  /** Emits a run's endKey once a run this executor hosts is over and recorded: its parent's wait ends at once. */
+  private readonly ends = new EventEmitter();
 
   constructor(private readonly deps: LocalExecutorDeps) {
-    // Each child waiting on a worker listens for the shutdown while it sleeps: any number at once.
+    // Each waiting child listens for the shutdown and its own end while it sleeps: any number at once.
     setMaxListeners(0, this.closing.signal);
+    this.ends.setMaxListeners(0);
   }
 
   get running(): number {
@@ -137,6 +138,7 @@ export class LocalExecutor {
       .finally(() => {
         this.handles.delete(run.id);
         this.finished.delete(run.id);
+        this.ends.emit(endKey(run.dagName, run.dagRunId));
         this.deps.onFinished();
       });
     this.finished.set(run.id, done);
@@ -182,50 +184,40 @@ export class LocalExecutor {
   private async failBeforeStart(run: RunRecord, error: string): Promise<void> {
     this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
     await updateRunStatus(this.deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error });
+    this.ends.emit(endKey(run.dagName, run.dagRunId));
     this.deps.onFinished();
   }
 
   /**
-   * Sub-DAG steps: a step whose worker_selector names labels queues its child for a worker;
-   * `worker_selector: local` and no selector run the child here, in this process.
+   * Sub-DAG steps: every child is queued through RunService as a worker's StartSubRun would
+   * queue it, so admission (queue limits, conditions, placement by the step's worker_selector,
+   * else where the parent runs) applies to it as to any run; the parent waits until it ends.
+   * Stopping the parent stops the child, wherever it is.
    */
   private subRunLauncher(parent: RunRecord, parentYaml: string): SubRunLauncher {
-    return (request: SubRunRequest): SubRunHandle => {
-      if (request.workerSelector?.kind === 'labels') return this.queueChild(parent, parentYaml, request);
-      let child: RunHandle | undefined;
-      const done = this.startChild(parent, parentYaml, request, (h) => (child = h));
-      return { done, stop: () => child?.stop() };
-    };
+    const parentRef = { dagName: parent.dagName, dagRunId: parent.dagRunId, attemptId: parent.attemptId };
+    const parentSide = { workerId: this.deps.workerId, ref: parentRef, rootDagRunName: parent.rootDagRunName, rootDagRunId: parent.rootDagRunId, specYaml: parentYaml };
+    return (request: SubRunRequest): SubRunHandle =>
+      queuedSubRun(request, {
+        enqueue: async () => {
+          await this.deps.childRuns().enqueueChild(parent, startSubRunRequest(parentSide, { ...request, fromParentFile: request.localDag !== undefined }));
+        },
+        waitForEnd: () => this.waitForChild(request),
+        stop: () => this.stopQueuedChild(parent, request),
+      });
   }
 
-  /**
-   * A child for a worker: queued through RunService as a worker's StartSubRun would queue it,
-   * then waited for until it ends. Stopping the parent stops the child, wherever it is.
-   */
-  private queueChild(parent: RunRecord, parentYaml: string, request: SubRunRequest): SubRunHandle {
-    let queued = false;
-    let stopRequested = false;
-    let stopping: Promise<void> | undefined;
-    const stopChild = (): void => {
-      stopping ??= this.stopQueuedChild(parent, request);
+  /** A child this executor runs wakes the wait as it ends; one on a worker is seen by polling. */
+  private async waitForChild(request: SubRunRequest): Promise<SubRunResult> {
+    const key = endKey(request.dagName, request.dagRunId);
+    const wakeOn = (wake: () => void): (() => void) => {
+      this.ends.on(key, wake);
+      return () => this.ends.off(key, wake);
     };
-    const done = (async (): Promise<SubRunResult> => {
-      const parentRef = { dagName: parent.dagName, dagRunId: parent.dagRunId, attemptId: parent.attemptId };
-      const parentSide = { workerId: this.deps.workerId, ref: parentRef, rootDagRunName: parent.rootDagRunName, rootDagRunId: parent.rootDagRunId, specYaml: parentYaml };
-      await this.deps.childRuns().enqueueChild(parent, startSubRunRequest(parentSide, { ...request, fromParentFile: request.localDag !== undefined }));
-      queued = true;
-      if (stopRequested) stopChild();
-      const end = await waitForRunEnd(this.deps.db, request.dagName, request.dagRunId, { signal: this.closing.signal });
-      await stopping;
-      if (end.state === 'missing') return { status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName} ${request.dagRunId} is gone` };
-      if (end.state === 'pending') return { status: RunStatus.Aborted, outputs: {}, error: `the coordinator stopped while sub-DAG run ${request.dagName} was on a worker` };
-      return { status: end.status, outputs: end.outputs, ...(end.error !== '' ? { error: end.error } : {}) };
-    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${toError(error).message}` }));
-    const stop = (): void => {
-      stopRequested = true;
-      if (queued) stopChild();
-    };
-    return { done, stop };
+    const end = await waitForRunEnd(this.deps.db, request.dagName, request.dagRunId, { signal: this.closing.signal, wakeOn });
+    if (end.state === 'missing') return { status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName} ${request.dagRunId} is gone` };
+    if (end.state === 'pending') return { status: RunStatus.Aborted, outputs: {}, error: `the coordinator stopped while sub-DAG run ${request.dagName} was not finished` };
+    return { status: end.status, outputs: end.outputs, ...(end.error !== '' ? { error: end.error } : {}) };
   }
 
   /** Stops a child this executor queued (as a worker's StopSubRun would); one that already ended is left alone. */
@@ -240,63 +232,9 @@ export class LocalExecutor {
       this.deps.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error) });
     }
   }
+}
 
-  private async startChild(parent: RunRecord, parentYaml: string, request: SubRunRequest, onHandle: (h: RunHandle) => void) {
-    const stored = request.localDag === undefined ? this.deps.specOfDag(request.dagName) : undefined;
-    const yaml = request.localDag !== undefined ? parentYaml : stored;
-    if (yaml === undefined) return { status: RunStatus.Failed, outputs: {}, error: `no DAG named ${request.dagName}` };
-    const picked = selectDag(yaml, request.localDag !== undefined ? parent.fileName || parent.dagName : request.dagName, request.dagName);
-    if (picked.dag === undefined) return { status: RunStatus.Failed, outputs: {}, error: picked.error ?? 'invalid sub-DAG' };
-    const resolved = resolveStartParams(picked.dag.params, request.params === '' ? undefined : request.params);
-    if (!resolved.ok) return { status: RunStatus.Failed, outputs: {}, error: resolved.errors.join('; ') };
-    const existing = await getRun(this.deps.db, request.dagName, request.dagRunId);
-    const attemptId = randomUUID();
-    const record =
-      existing ??
-      (await insertSubRun(this.deps.db, {
-        dagName: request.dagName,
-        dagRunId: request.dagRunId,
-        fileName: request.localDag !== undefined ? parent.fileName : request.dagName,
-        rootDagRunName: parent.rootDagRunName,
-        rootDagRunId: parent.rootDagRunId,
-        parentDagRunName: parent.dagName,
-        parentDagRunId: parent.dagRunId,
-        attemptId,
-        status: RunStatus.Running,
-        queueName: `${parent.queueName}/sub`,
-        logFile: runLogFile(dagLogRoot(this.deps.logDir, picked.dag), request.dagName, request.dagRunId, 1),
-        specYaml: yaml,
-        labels: picked.dag.labels,
-        trigger: 'sub',
-        noReuse: parent.noReuse,
-        runEnv: request.env,
-      }, resolved.params, request.maskValues));
-    await markStarted(this.deps.db, record.id, this.deps.workerId);
-    const reporter = new PersistingReporter(this.deps.db, record.id, this.deps.logger);
-    const handle = runDag({
-      dag: picked.dag,
-      localDags: picked.localDags,
-      params: resolved.params,
-      identity: { dagName: record.dagName, dagRunId: record.dagRunId, attemptId: record.attemptId, rootDagRunName: record.rootDagRunName, rootDagRunId: record.rootDagRunId, parentDagRunName: record.parentDagRunName, parentDagRunId: record.parentDagRunId },
-      logDir: dirname(record.logFile),
-      ...this.dagFileDir(record),
-      reporter,
-      env: request.env,
-      maskValues: request.maskValues,
-      launchSubRun: this.subRunLauncher(record, yaml),
-      streamLogs: false,
-      docsDir: this.deps.docsDir,
-      envPassthrough: this.deps.envPassthrough,
-      envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
-    });
-    onHandle(handle);
-    this.handles.set(record.id, handle);
-    try {
-      const result = await handle.done;
-      await reporter.settled();
-      return { status: result.status, outputs: result.outputs.outputs, ...(result.snapshot.error !== '' ? { error: result.snapshot.error } : {}) };
-    } finally {
-      this.handles.delete(record.id);
-    }
-  }
+/** The name of the event a run's end emits on `ends`. */
+function endKey(dagName: string, dagRunId: string): string {
+  return `${dagName}\u0000${dagRunId}`;
 }

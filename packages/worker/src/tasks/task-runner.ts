@@ -1,5 +1,5 @@
 import { RunStatus, runStatusLabel, startSubRunRequest, taskIdentity, toError, type ResolvedParams, type Task } from '@trellis/core';
-import { runDag, type ProcessLauncher, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import { queuedSubRun, runDag, type ProcessLauncher, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest } from '@trellis/engine';
 import { isCoordinatorAway, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { ReportBuffer } from '../reporting/report-buffer.js';
@@ -53,43 +53,35 @@ async function persistently<T>(fn: () => Promise<T>, giveUp: () => boolean): Pro
  * may be lent.
  */
 function remoteSubRuns(ctx: TaskContext, task: Task, isStopping: () => boolean, loan: SlotLoan): SubRunLauncher {
-  return (request: SubRunRequest): SubRunHandle => {
-    let started = false;
-    let stopRequested = false;
-    const stopChild = (): void => {
-      void ctx.client
-        .request('StopSubRun', { workerId: ctx.workerId, parent: task.ref, dagName: request.dagName, dagRunId: request.dagRunId })
-        .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error).message }));
-    };
-    const done = (async (): Promise<SubRunResult> => {
-      const message = startSubRunRequest(
-        { workerId: ctx.workerId, ref: task.ref, rootDagRunName: task.rootDagRunName, rootDagRunId: task.rootDagRunId, specYaml: task.specYaml },
-        { ...request, fromParentFile: request.localDag !== undefined },
-      );
-      await persistently(
-        () => ctx.client.request('StartSubRun', message),
-        isStopping,
-      );
-      started = true;
-      if (stopRequested) stopChild();
-      loan.waitBegins();
-      try {
-        for (;;) {
-          const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
-          if (answer.finished) {
-            return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
+  return (request: SubRunRequest): SubRunHandle =>
+    queuedSubRun(request, {
+      enqueue: async () => {
+        const message = startSubRunRequest(
+          { workerId: ctx.workerId, ref: task.ref, rootDagRunName: task.rootDagRunName, rootDagRunId: task.rootDagRunId, specYaml: task.specYaml },
+          { ...request, fromParentFile: request.localDag !== undefined },
+        );
+        await persistently(() => ctx.client.request('StartSubRun', message), isStopping);
+      },
+      waitForEnd: async () => {
+        loan.waitBegins();
+        try {
+          for (;;) {
+            const answer = await persistently(() => ctx.client.request('WaitRun', { dagName: request.dagName, dagRunId: request.dagRunId, waitMs: WAIT_RUN_MS }, WAIT_RUN_MS + 10_000), isStopping);
+            if (answer.finished) {
+              return { status: answer.status as RunStatus, outputs: JSON.parse(answer.outputsJson || '{}') as Record<string, string>, ...(answer.error !== '' ? { error: answer.error } : {}) };
+            }
           }
+        } finally {
+          loan.waitEnds();
         }
-      } finally {
-        loan.waitEnds();
-      }
-    })().catch((error: unknown) => ({ status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName}: ${toError(error).message}` }));
-    const stop = (): void => {
-      stopRequested = true;
-      if (started) stopChild();
-    };
-    return { done, stop };
-  };
+      },
+      // Not waited for: the child's end, which the wait reports, is what counts.
+      stop: () => {
+        void ctx.client
+          .request('StopSubRun', { workerId: ctx.workerId, parent: task.ref, dagName: request.dagName, dagRunId: request.dagRunId })
+          .catch((error: unknown) => ctx.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error).message }));
+      },
+    });
 }
 
 /**

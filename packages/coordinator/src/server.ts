@@ -238,6 +238,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     version: VERSION,
     checkResponses: options.checkResponses ?? false,
     accessLog: config.accessLog,
+    browser: { allowedHosts: [...config.allowedHosts, config.host], allowedOrigins: config.allowedOrigins },
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server = await listenHttp(app, config.host, config.port);

@@ -29,6 +29,10 @@ import { metricsRoutes } from './api/metrics.routes.js';
 import { resourceRoutes } from './api/resources.routes.js';
 import { eventRoutes } from './api/events.routes.js';
 import { streamRoutes } from './api/streams.routes.js';
+import { apiKeyRoutes } from './api/api-keys.routes.js';
+import { webhookRoutes } from './api/webhooks.routes.js';
+import { ApiKeyService } from './auth/api-keys.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 import { RunEventHub } from './runs/run-event-hub.js';
 import { ResourceHistory } from './metrics/resource-history.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
@@ -56,6 +60,8 @@ export interface Coordinator {
    * database. Calling it again waits for the same shutdown.
    */
   close(): Promise<void>;
+  /** API keys: `authenticateApiKey(token)` is what the authentication step calls for `Bearer svc_...`. */
+  apiKeys: ApiKeyService;
   /** Cuts a shutdown's grace short: local runs are stopped now (a second signal). */
   abortLocalRuns(): void;
 }
@@ -218,6 +224,16 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   opened.push('resource history', () => resources.stop());
+  const apiKeys = new ApiKeyService({ db, logger });
+  opened.push('API key use times', () => apiKeys.stop());
+  const webhooks = new WebhookService({
+    db,
+    runs,
+    definition: (fileName) => {
+      const entry = index.get(fileName);
+      return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
+    },
+  });
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
     ...metricsRoutes(metrics),
@@ -229,6 +245,8 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     ...runRoutes({ db, index, runs, executor }),
     ...workerRoutes({ registry, grpcRunning: grpc !== undefined }),
     ...queueRoutes({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) }),
+    ...apiKeyRoutes(apiKeys),
+    ...webhookRoutes(webhooks),
   ];
   const app = createHttpApp({
     routes,
@@ -279,6 +297,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     db,
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     scheduler,
+    apiKeys,
     close: async () => {
       await opened.close();
       logger.info('coordinator stopped');

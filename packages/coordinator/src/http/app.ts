@@ -1,6 +1,7 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { accessLog } from './access-log.js';
+import { keepRawBody } from './raw-body.js';
 import { browserProtection, type BrowserProtectionOptions } from './browser-protection.js';
 import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
@@ -56,7 +57,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   if (options.accessLog ?? true) app.use(accessLog(options.logger));
   app.use(browserProtection(options.browser ?? { allowedHosts: [], allowedOrigins: [] }));
   const api = express.Router({ strict: false });
-  api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
+  api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false, verify: keepRawBody }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
   mountRoutes(api, routes, options.observe, options.checkResponses);

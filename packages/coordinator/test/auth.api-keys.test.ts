@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { ApiKeyService, createSilentLogger } from '@trellis/coordinator';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 
 let t: TestCoordinator;
@@ -79,6 +80,25 @@ describe('API keys', () => {
     assert.equal((await t.call('DELETE', `/api-keys/${String(apiKey.id)}`)).status, 204);
     assert.equal(await keys.authenticateApiKey(key), undefined);
     assert.equal((await t.call('GET', `/api-keys/${String(apiKey.id)}`)).status, 404);
+  });
+
+  test("another coordinator's cache: an unknown key re-reads the keys (at most once a second); a deleted one stops within the cache age", async () => {
+    const longLived = new ApiKeyService({ db: t.coordinator.db, logger: createSilentLogger(), cacheMs: 60_000 });
+    const shortLived = new ApiKeyService({ db: t.coordinator.db, logger: createSilentLogger(), cacheMs: 300 });
+    try {
+      assert.equal(await longLived.authenticateApiKey('svc_0000'), undefined, 'warms its cache');
+      const { apiKey, key } = await create({ name: 'elsewhere', role: 'manager' });
+      assert.equal(await longLived.authenticateApiKey(key), undefined, 'no second read within a second');
+      await new Promise((r) => setTimeout(r, 1100));
+      assert.equal((await longLived.authenticateApiKey(key))?.role, 'manager');
+      assert.equal((await shortLived.authenticateApiKey(key))?.role, 'manager');
+      assert.equal((await t.call('DELETE', `/api-keys/${String(apiKey.id)}`)).status, 204);
+      await new Promise((r) => setTimeout(r, 400));
+      assert.equal(await shortLived.authenticateApiKey(key), undefined);
+    } finally {
+      await longLived.stop();
+      await shortLived.stop();
+    }
   });
 
   test('checking a key costs no database statement; last use is written in one batch and shown before', async () => {

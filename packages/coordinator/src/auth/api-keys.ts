@@ -51,7 +51,10 @@ interface CachedKey {
 export class ApiKeyService {
   private byHash = new Map<string, CachedKey>();
   private loadedAt = 0;
-  private loading: Promise<void> | undefined;
+  /** Bumped by every change made here: a read that began before it must not count as fresh. */
+  private generation = 0;
+  private loading: { read: Promise<void>; generation: number } | undefined;
+  private appliedGeneration = 0;
   private readonly used = new Map<string, Date>();
   private readonly flushTimer: NodeJS.Timeout;
   private readonly cacheMs: number;
@@ -87,7 +90,7 @@ export class ApiKeyService {
     const record = await this.named(input.name, () =>
       insertApiKey(this.options.db, { id: randomUUID(), name: input.name, description: input.description ?? '', role: input.role, keyHash: issued.hash, keyPrefix: issued.prefix, createdBy: actor.id }),
     );
-    this.loadedAt = 0;
+    this.invalidate();
     await recordAudit(this.options.db, actor, { type: 'api_key.created', message: `created API key ${record.name}`, data: { apiKeyId: record.id, name: record.name, role: record.role } });
     return { apiKey: this.view(record), key: issued.secret };
   }
@@ -95,7 +98,7 @@ export class ApiKeyService {
   async update(actor: Principal, id: string, change: ApiKeyChange): Promise<ApiKeyView> {
     const record = await this.named(change.name ?? '', () => updateApiKey(this.options.db, id, change));
     if (record === undefined) throw new NotFoundError('API key not found', { keyId: id });
-    this.loadedAt = 0;
+    this.invalidate();
     await recordAudit(this.options.db, actor, { type: 'api_key.updated', message: `updated API key ${record.name}`, data: { apiKeyId: id, changed: Object.keys(change), name: record.name, role: record.role } });
     return this.view(record);
   }
@@ -103,7 +106,7 @@ export class ApiKeyService {
   async delete(actor: Principal, id: string): Promise<void> {
     const record = await deleteApiKey(this.options.db, id);
     if (record === undefined) throw new NotFoundError('API key not found', { keyId: id });
-    this.loadedAt = 0;
+    this.invalidate();
     this.used.delete(id);
     await recordAudit(this.options.db, actor, { type: 'api_key.deleted', message: `deleted API key ${record.name}`, data: { apiKeyId: id, name: record.name } });
   }
@@ -142,15 +145,30 @@ export class ApiKeyService {
     }
   }
 
-  /** One read at a time: concurrent requests with a stale copy wait for the same read. */
+  private invalidate(): void {
+    this.generation += 1;
+    this.loadedAt = 0;
+  }
+
+  /**
+   * One read at a time: concurrent requests with a stale copy wait for the same read, unless a
+   * change was made here since it began (then a new read; an older one finishing later is ignored).
+   */
   private reload(): Promise<void> {
-    this.loading ??= listApiKeyCredentials(this.options.db)
+    if (this.loading !== undefined && this.loading.generation === this.generation) return this.loading.read;
+    const generation = this.generation;
+    const read = listApiKeyCredentials(this.options.db)
       .then((keys) => {
+        if (generation < this.appliedGeneration) return;
+        this.appliedGeneration = generation;
         this.byHash = new Map(keys.map((key) => [key.keyHash, { principal: { kind: 'apiKey', id: key.id, name: key.name, role: key.role as Role } }]));
-        this.loadedAt = Date.now();
+        if (generation === this.generation) this.loadedAt = Date.now();
       })
-      .finally(() => (this.loading = undefined));
-    return this.loading;
+      .finally(() => {
+        if (this.loading?.read === read) this.loading = undefined;
+      });
+    this.loading = { read, generation };
+    return read;
   }
 
   private view(key: ApiKeyRecord): ApiKeyView {

@@ -12,3 +12,5 @@ export { DagIndex, type IndexedDag } from './definitions/dag-index.js';
 export { purgeOldRuns } from './runs/retention.js';
 export type { SchedulerClock } from './scheduler/clock.js';
 export type { Scheduler, TickOutcome } from './scheduler/scheduler.js';
+export { ApiKeyService, type ApiKeyServiceOptions } from './auth/api-keys.js';
+export type { Principal, Role } from './auth/principal.js';

@@ -39,6 +39,10 @@ import { metricsRoutes } from './api/metrics.routes.js';
 import { resourceRoutes } from './api/resources.routes.js';
 import { eventRoutes } from './api/events.routes.js';
 import { streamRoutes } from './api/streams.routes.js';
+import { apiKeyRoutes } from './api/api-keys.routes.js';
+import { webhookRoutes } from './api/webhooks.routes.js';
+import { ApiKeyService } from './auth/api-keys.js';
+import { WebhookService } from './webhooks/webhook-service.js';
 import { RunEventHub } from './runs/run-event-hub.js';
 import { EventLog } from './runs/event-log.js';
 import { ResourceHistory } from './metrics/resource-history.js';
@@ -67,6 +71,8 @@ export interface Coordinator {
    * database. Calling it again waits for the same shutdown.
    */
   close(): Promise<void>;
+  /** API keys: `authenticateApiKey(token)` is what the authentication step calls for `Bearer svc_...`. */
+  apiKeys: ApiKeyService;
   /** Cuts a shutdown's grace short: local runs are stopped now (a second signal). */
   abortLocalRuns(): void;
 }
@@ -231,6 +237,16 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   resources.start();
   opened.push('resource history', () => resources.stop());
   const queries = new RunQueries({ db, runs });
+  const apiKeys = new ApiKeyService({ db, logger });
+  opened.push('API key use times', () => apiKeys.stop());
+  const webhooks = new WebhookService({
+    db,
+    runs,
+    definition: (fileName) => {
+      const entry = index.get(fileName);
+      return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
+    },
+  });
   const routes = [
     ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt, database: new DatabaseProbe(db) })),
     ...metricsRoutes(metrics),
@@ -242,6 +258,8 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor }), queries }),
     ...workerRoutes(new ConnectedWorkers(registry, grpc !== undefined)),
     ...queueRoutes(new QueueQueries({ db, globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
+    ...apiKeyRoutes(apiKeys),
+    ...webhookRoutes(webhooks),
   ];
   const app = createHttpApp({
     routes,
@@ -251,6 +269,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     version: VERSION,
     checkResponses: options.checkResponses ?? false,
     accessLog: config.accessLog,
+    browser: { allowedHosts: [...config.allowedHosts, config.host], allowedOrigins: config.allowedOrigins },
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server = await listenHttp(app, config.host, config.port);
@@ -291,6 +310,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     db,
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     scheduler,
+    apiKeys,
     close: async () => {
       await opened.close();
       logger.info('coordinator stopped');

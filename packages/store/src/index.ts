@@ -25,3 +25,12 @@ export {
 export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';
 export { recordEvent, listEvents, eventsAfter, lastEventId, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';
 export { queueRunCommand, takeRunCommands, type RunCommand } from './dispatch/run-commands.js';
+export { NameTakenError } from './access/unique.js';
+export {
+  insertApiKey, listApiKeys, getApiKey, listApiKeyCredentials, updateApiKey, deleteApiKey, touchApiKeys,
+  type ApiKeyRecord, type ApiKeyCredential, type NewApiKey, type ApiKeyChange,
+} from './access/api-keys.js';
+export {
+  insertWebhook, listWebhooks, getWebhook, getWebhookCredential, replaceWebhookToken, setWebhookEnabled, deleteWebhook, touchWebhook,
+  type WebhookRecord, type WebhookCredential, type NewWebhook,
+} from './access/webhooks.js';

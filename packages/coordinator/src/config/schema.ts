@@ -70,6 +70,13 @@ export const serverConfigSchema = z.strictObject({
    * those still running then are stopped (aborted, with an error that says why).
    */
   shutdownGraceSec: z.number().int().min(0).default(20),
+  /**
+   * Host names the API answers to besides loopback names, IP literals and \`host\`: a request
+   * naming another host is refused (DNS rebinding). \`*\` turns the check off.
+   */
+  allowedHosts: z.array(z.string().min(1)).default([]),
+  /** Origins (\`https://ui.example.com\`) besides the service's own whose pages may send state-changing requests. */
+  allowedOrigins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'an origin: scheme://host[:port]')).default([]),
   /** One info line per HTTP request: method, route, status, duration, request id. */
   accessLog: z.boolean().default(true),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
@@ -108,6 +115,8 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_COORDINATOR_ID: { key: 'coordinatorId', kind: 'string' },
   SVC_SCHEDULER_LEASE_TTL_MS: { key: 'schedulerLeaseTtlMs', kind: 'int' },
   SVC_SHUTDOWN_GRACE_SEC: { key: 'shutdownGraceSec', kind: 'int' },
+  SVC_ALLOWED_HOSTS: { key: 'allowedHosts', kind: 'list' },
+  SVC_ALLOWED_ORIGINS: { key: 'allowedOrigins', kind: 'list' },
   SVC_ACCESS_LOG: { key: 'accessLog', kind: 'bool' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },

@@ -1,6 +1,8 @@
 import express, { type Express } from 'express';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { accessLog } from './access-log.js';
+import { keepRawBody } from './raw-body.js';
+import { browserProtection, type BrowserProtectionOptions } from './browser-protection.js';
 import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
@@ -21,6 +23,8 @@ export interface HttpAppOptions {
   checkResponses?: boolean;
   /** Log one info line per request (default true). */
   accessLog?: boolean;
+  /** Host and origin checks against browsers (default: loopback names and IP literals only). */
+  browser?: BrowserProtectionOptions;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -51,8 +55,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set('query parser', 'extended');
   app.use(assignRequestId);
   if (options.accessLog ?? true) app.use(accessLog(options.logger));
+  app.use(browserProtection(options.browser ?? { allowedHosts: [], allowedOrigins: [] }));
   const api = express.Router({ strict: false });
-  api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
+  api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false, verify: keepRawBody }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
   mountRoutes(api, routes, options.observe, options.checkResponses);

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { principalOf } from '../auth/request-principal.js';
+import { rawBodyOf } from '../http/raw-body.js';
+import { defineRoute, NO_CONTENT, type AnyRoute } from '../http/routes.js';
+import type { WebhookService } from '../webhooks/webhook-service.js';
+import { createWebhookBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
+import { BadRequestError } from '@trellis/core';
+
+const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+
+/** Webhook management (admin, `users:manage`) under `/dags/{fileName}/webhook`, and the call itself. */
+export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
+  const manage = { tag: 'webhooks', permission: 'users:manage' as const, params: fileNameParam };
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/webhooks/{fileName}',
+      operationId: 'triggerWebhook',
+      summary: "Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD",
+      tag: 'webhooks',
+      permission: 'webhook',
+      params: fileNameParam,
+      body: triggerWebhookBody,
+      response: z.object({ dagRunId: z.string(), dagName: z.string() }),
+      errors: [401, 403, 404, 409],
+      handler: ({ params, body, req }) => {
+        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('runtime profiles are not implemented yet: send no X-Svc-Profile');
+        return webhooks.trigger(params.fileName, {
+          authorization: req.headers.authorization,
+          signature: { timestamp: req.header('x-svc-timestamp'), signature: req.header('x-svc-signature') },
+          rawBody: rawBodyOf(req),
+          dagRunId: body.dagRunId,
+          payload: body.payload,
+        });
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/webhooks',
+      operationId: 'listWebhooks',
+      summary: 'Every webhook (never its token)',
+      tag: 'webhooks',
+      permission: 'users:manage',
+      response: z.object({ webhooks: z.array(webhookSchema) }),
+      handler: async () => ({ webhooks: await webhooks.list() }),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'get',
+      path: '/dags/{fileName}/webhook',
+      operationId: 'getDagWebhook',
+      summary: "The DAG's webhook",
+      response: webhookSchema,
+      errors: [404],
+      handler: ({ params }) => webhooks.get(params.fileName),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'post',
+      path: '/dags/{fileName}/webhook',
+      operationId: 'createDagWebhook',
+      summary: 'Create the webhook of a DAG; its token (and signing secret) are returned only in this answer',
+      body: createWebhookBody,
+      response: webhookWithSecretsSchema,
+      successStatus: 201,
+      errors: [404, 409],
+      handler: ({ params, body, res }) => webhooks.create(principalOf(res), params.fileName, body.requireSignature ?? false),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'delete',
+      path: '/dags/{fileName}/webhook',
+      operationId: 'deleteDagWebhook',
+      summary: "Delete the DAG's webhook",
+      response: NO_CONTENT,
+      successStatus: 204,
+      errors: [404],
+      handler: ({ params, res }) => webhooks.delete(principalOf(res), params.fileName),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'post',
+      path: '/dags/{fileName}/webhook/regenerate',
+      operationId: 'regenerateDagWebhook',
+      summary: 'A new token (and signing secret) for the webhook; the old ones stop working',
+      response: webhookWithSecretsSchema,
+      errors: [404],
+      handler: ({ params, res }) => webhooks.regenerate(principalOf(res), params.fileName),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'post',
+      path: '/dags/{fileName}/webhook/toggle',
+      operationId: 'toggleDagWebhook',
+      summary: 'Enable or disable the webhook',
+      body: toggleWebhookBody,
+      response: webhookSchema,
+      errors: [404],
+      handler: ({ params, body, res }) => webhooks.toggle(principalOf(res), params.fileName, body.enabled),
+    }),
+  ];
+}

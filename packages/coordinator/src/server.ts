@@ -39,6 +39,7 @@ import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
 import { ShutdownStack } from './lifecycle/shutdown-stack.js';
+import { checkHttpExposure } from './auth/exposure.js';
 
 export const VERSION = '0.1.0';
 
@@ -103,6 +104,7 @@ async function listenHttp(app: ReturnType<typeof createHttpApp>, host: string, p
  */
 export async function startCoordinator(config: ServerConfig, logger: Logger, options: StartOptions = {}): Promise<Coordinator> {
   checkWorkerSecurity(config);
+  checkHttpExposure(config);
   const opened = new ShutdownStack(logger);
   try {
     return await startParts(config, logger, options, opened);

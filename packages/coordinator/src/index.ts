@@ -14,3 +14,7 @@ export { DagIndex, type IndexedDag } from './definitions/dag-index.js';
 export { purgeOldRuns } from './runs/retention.js';
 export type { SchedulerClock } from './scheduler/clock.js';
 export type { Scheduler, TickOutcome } from './scheduler/scheduler.js';
+export * from './auth/principal.js';
+export * from './auth/permissions.js';
+export type { ApiKeyResolver } from './auth/authenticator.js';
+export type { Authenticate } from './http/access-control.js';

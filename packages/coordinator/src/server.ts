@@ -40,6 +40,10 @@ import type { Logger } from './logging/logger.js';
 import { toError } from './errors/normalize.js';
 import { ShutdownStack } from './lifecycle/shutdown-stack.js';
 import { checkHttpExposure } from './auth/exposure.js';
+import { openAccessControl } from './auth/access-service.js';
+import type { ApiKeyResolver } from './auth/authenticator.js';
+import { authRoutes } from './api/auth.routes.js';
+import { userRoutes } from './api/users.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -69,6 +73,8 @@ export interface StartOptions {
   schedulerClock?: SchedulerClock;
   /** Check every JSON answer against its route's declared response schema (tests). */
   checkResponses?: boolean;
+  /** Resolves `Bearer svc_...` secrets (API keys, webhook tokens) to principals; without it they are refused. */
+  apiKeys?: ApiKeyResolver;
 }
 
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
@@ -220,9 +226,12 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
   const resources = new ResourceHistory(config.dataDir, logger);
   resources.start();
   opened.push('resource history', () => resources.stop());
+  const access = await openAccessControl(config.auth, db, options.apiKeys);
   const routes = [
     ...systemRoutes({ version: VERSION, startedAt, database: new DatabaseProbe(db) }),
-    ...metricsRoutes(metrics),
+    ...authRoutes(access.users),
+    ...userRoutes(access.users),
+    ...metricsRoutes(metrics, config.metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(db),
     ...streamRoutes(runEvents),
@@ -240,6 +249,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     version: VERSION,
     checkResponses: options.checkResponses ?? false,
     accessLog: config.accessLog,
+    authenticate: (authorization) => access.authenticator.authenticate(authorization),
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server = await listenHttp(app, config.host, config.port);

@@ -25,3 +25,6 @@ export {
 export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';
 export { recordEvent, listEvents, eventsAfter, lastEventId, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';
 export { queueRunCommand, takeRunCommands, type RunCommand } from './dispatch/run-commands.js';
+export { insertUser, insertFirstUser, getUserById, getUserByUsername, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
+export { sharedSecret } from './auth/secrets.js';
+export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';

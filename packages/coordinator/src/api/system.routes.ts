@@ -14,6 +14,7 @@ export function systemRoutes(deps: SystemRoutesDeps): AnyRoute[] {
       method: 'get',
       path: '/health',
       operationId: 'getHealth',
+      permission: 'public',
       summary: 'Service health, version and uptime; 503 with the reason while the database does not answer',
       tag: 'system',
       errors: [503],

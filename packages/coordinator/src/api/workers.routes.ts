@@ -22,6 +22,7 @@ export function workerRoutes(deps: WorkerRoutesDeps): AnyRoute[] {
       method: 'get',
       path: '/workers',
       operationId: 'listWorkers',
+      permission: 'dags:read',
       summary: 'Registered workers with their labels, health (from heartbeat age) and running tasks',
       tag: 'workers',
       response: workerListSchema,

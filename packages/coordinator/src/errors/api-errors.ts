@@ -13,7 +13,8 @@ export type ErrorCode =
   | 'not_running'
   | 'already_running'
   | 'timeout'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'too_many_requests';
 
 export abstract class ApiError extends Error {
   abstract readonly code: ErrorCode;
@@ -28,6 +29,11 @@ export abstract class ApiError extends Error {
 
   /** Extra top-level body fields some errors carry (start-sync's `dagRunId`). */
   bodyExtras(): Record<string, unknown> {
+    return {};
+  }
+
+  /** Response headers the error carries (`Retry-After`). */
+  headers(): Record<string, string> {
     return {};
   }
 }
@@ -99,6 +105,23 @@ export class TimeoutError extends ApiError {
 export class ServiceUnavailableError extends ApiError {
   readonly code = 'service_unavailable';
   readonly status = 503;
+}
+
+/** Too many failed logins for an account or from an address; `Retry-After` says when to try again. */
+export class TooManyRequestsError extends ApiError {
+  readonly code = 'too_many_requests';
+  readonly status = 429;
+
+  constructor(
+    message: string,
+    readonly retryAfterSec: number,
+  ) {
+    super(message, { retryAfterSec });
+  }
+
+  override headers(): Record<string, string> {
+    return { 'Retry-After': String(this.retryAfterSec) };
+  }
 }
 
 export class InternalError extends ApiError {

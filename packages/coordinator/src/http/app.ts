@@ -5,6 +5,7 @@ import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
+import type { Authenticate } from './access-control.js';
 
 export interface HttpAppOptions {
   routes: AnyRoute[];
@@ -21,6 +22,8 @@ export interface HttpAppOptions {
   checkResponses?: boolean;
   /** Log one info line per request (default true). */
   accessLog?: boolean;
+  /** The authentication step (default: no request carries credentials, so only public routes answer). */
+  authenticate?: Authenticate;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -36,6 +39,8 @@ function openApiRoute(getRoutes: () => AnyRoute[], options: HttpAppOptions): Any
     operationId: 'getOpenApi',
     summary: 'The OpenAPI 3.0.0 document of this API',
     tag: 'system',
+    // The contract: authenticated like the rest of the API.
+    permission: 'authenticated',
     response: openApiDocumentSchema,
     handler: () => {
       cached ??= buildOpenApiDocument(getRoutes(), { apiBasePath: apiMountPath(options), version: options.version });
@@ -55,7 +60,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
-  mountRoutes(api, routes, options.observe, options.checkResponses);
+  mountRoutes(api, routes, options.observe, options.checkResponses, options.authenticate);
   api.use(notFoundHandler);
   api.use(errorHandler(options.logger));
   app.use(apiMountPath(options), api);

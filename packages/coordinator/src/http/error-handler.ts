@@ -61,7 +61,7 @@ export function errorHandler(logger: Logger) {
     const body = toErrorBody(apiError);
     // The id the caller can quote, and find in the logs.
     if (requestId !== undefined) body.details = { ...body.details, requestId };
-    res.status(apiError.status).json(body);
+    res.set(apiError.headers()).status(apiError.status).json(body);
   };
 }
 

@@ -20,6 +20,8 @@ export interface NewEvent {
   kind: string;
   type: string;
   dagName?: string;
+  /** Who did it (audit events): a user id, an API key id or a webhook id. */
+  userId?: string;
   message?: string;
   data?: Record<string, unknown>;
 }
@@ -51,8 +53,8 @@ const EXACT: Array<[keyof EventFilter, string]> = [
 
 /** Events that have no row change to ride on (definition files changed on disk). */
 export async function recordEvent(q: Queryable, event: NewEvent): Promise<void> {
-  await q.query('INSERT INTO event_logs (kind, type, dag_name, message, data) VALUES ($1, $2, $3, $4, $5)', [
-    event.kind, event.type, event.dagName ?? '', event.message ?? '', JSON.stringify(event.data ?? {}),
+  await q.query('INSERT INTO event_logs (kind, type, dag_name, user_id, message, data) VALUES ($1, $2, $3, $4, $5, $6)', [
+    event.kind, event.type, event.dagName ?? '', event.userId ?? '', event.message ?? '', JSON.stringify(event.data ?? {}),
   ]);
 }
 

@@ -1,0 +1,21 @@
+import type { Request } from 'express';
+import { authorize } from '../auth/access.js';
+import type { Permission } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+
+/** The authentication step as the HTTP edge sees it: an `Authorization` header in, a principal (or none) out. */
+export type Authenticate = (authorization: string | undefined) => Promise<Principal | undefined>;
+
+/** Without an authentication step no request carries credentials: only public routes answer. */
+export const NO_CREDENTIALS: Authenticate = () => Promise.resolve(undefined);
+
+/**
+ * Every request passes here before its route parses anything: who is calling, and may they
+ * call this route. Public routes skip authentication (a stale token must not lock out login).
+ */
+export async function admit(req: Request, permission: Permission, authenticate: Authenticate): Promise<Principal | undefined> {
+  if (permission === 'public') return undefined;
+  const principal = await authenticate(req.headers.authorization);
+  authorize(principal, permission);
+  return principal;
+}

@@ -3,7 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
 import { ConfigError, createSilentLogger, loadServerConfig, startCoordinator } from '@trellis/coordinator';
+import { startTestCoordinator } from './support/coordinator.js';
+import { basic, bearer, callWith } from './support/auth-fixtures.js';
 
 const made: string[] = [];
 function tempDir(): string {
@@ -60,6 +63,42 @@ describe('auth modes: configuration', () => {
       assert.equal(res.status, 200);
     } finally {
       await coordinator.close();
+    }
+  });
+});
+
+describe('auth mode basic', () => {
+  for (const source of ['hash', 'password'] as const) {
+    test(`the configured user (${source}) is an admin; anything else is 401; public routes stay open`, async () => {
+      const secret = 'the ops password';
+      const auth = source === 'hash' ? { basicPasswordHash: bcrypt.hashSync(secret, 4) } : { basicPassword: secret };
+      const t = await startTestCoordinator(`auth-basic-${source}`, { hello: 'steps:\n  - echo hi\n' }, { auth: { mode: 'basic', basicUsername: 'ops', ...auth } });
+      try {
+        const api = t.coordinator.apiUrl;
+        assert.equal((await callWith(api, 'GET', '/dags', basic('ops', secret))).status, 200);
+        assert.equal((await callWith(api, 'GET', '/dags', basic('ops', secret))).status, 200, 'the remembered credential');
+        const me = await callWith(api, 'GET', '/auth/me', basic('ops', secret));
+        assert.deepEqual(me.json.principal, { kind: 'user', id: 'basic:ops', name: 'ops', role: 'admin' });
+        for (const authorization of [basic('ops', 'wrong password'), basic('root', secret), bearer('some.jwt.token'), bearer('svc_key'), 'Digest x', undefined]) {
+          const res = await callWith(api, 'GET', '/dags', authorization);
+          assert.deepEqual([res.status, res.json.code], [401, 'unauthorized'], String(authorization));
+        }
+        assert.equal((await callWith(api, 'GET', '/health')).status, 200);
+        assert.equal((await callWith(api, 'GET', '/metrics')).status, 200, 'metrics: public by default');
+        assert.equal((await callWith(api, 'POST', '/auth/login', undefined, { username: 'ops', password: secret })).status, 400, 'no users outside builtin mode');
+      } finally {
+        await t.stop();
+      }
+    });
+  }
+
+  test('metrics: private needs credentials', async () => {
+    const t = await startTestCoordinator('auth-metrics-private', {}, { metrics: 'private', auth: { mode: 'basic', basicUsername: 'ops', basicPassword: 'the ops password' } });
+    try {
+      assert.equal((await callWith(t.coordinator.apiUrl, 'GET', '/metrics')).status, 401);
+      assert.equal((await callWith(t.coordinator.apiUrl, 'GET', '/metrics', basic('ops', 'the ops password'))).status, 200);
+    } finally {
+      await t.stop();
     }
   });
 });

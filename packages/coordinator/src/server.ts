@@ -249,7 +249,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     version: VERSION,
     checkResponses: options.checkResponses ?? false,
     accessLog: config.accessLog,
-    authenticate: (authorization) => access.authenticator.authenticate(authorization),
+    authenticate: (authorization, address) => access.authenticator.authenticate(authorization, address),
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server = await listenHttp(app, config.host, config.port);

@@ -74,7 +74,7 @@ before(async () => {
   credentials['forged token'] = bearer(jwt.sign({ gen: 0 }, 'another-secret-another-secret-another!', { algorithm: 'HS256', subject: adminId, expiresIn: 600 }));
   credentials['expired token'] = bearer(jwt.sign({ gen: 0, exp: Math.floor(Date.now() / 1000) - 60 }, SECRET, { algorithm: 'HS256', subject: adminId }));
   credentials['unknown API key'] = bearer('svc_not-a-key');
-  credentials['wrong Basic password'] = basic('viewer', 'wrong password!');
+  credentials['malformed Basic'] = 'Basic !!!';
 });
 
 after(async () => {

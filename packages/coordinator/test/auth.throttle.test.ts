@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
-import { callWith } from './support/auth-fixtures.js';
+import { basic, callWith } from './support/auth-fixtures.js';
 
 let one: TestCoordinator;
 let two: TestCoordinator;
@@ -40,6 +40,13 @@ describe('brute-force throttle', () => {
     }
   });
 
+  test('Basic credentials are guesses too: counted, and refused while the username is blocked', async () => {
+    assert.equal((await callWith(one.coordinator.apiUrl, 'GET', '/dags', basic('admin', 'the admin password'))).status, 429, 'admin is blocked by the logins above');
+    for (let i = 0; i < 5; i += 1) assert.equal((await callWith(two.coordinator.apiUrl, 'GET', '/dags', basic('ghost', `guess ${i}`))).status, 401);
+    const blocked = await callWith(one.coordinator.apiUrl, 'GET', '/dags', basic('ghost', 'guess 5'));
+    assert.deepEqual([blocked.status, blocked.json.code], [429, 'too_many_requests']);
+  });
+
   test('one address failing on many usernames is blocked too', async () => {
     let status = 0;
     let attempts = 0;
@@ -48,6 +55,7 @@ describe('brute-force throttle', () => {
       status = (await login(one, `user${attempts}`, 'wrong password')).status;
     }
     assert.equal(status, 429);
-    assert.ok(attempts > 15, `blocked after ${attempts} attempts from one address, not earlier`);
+    // 10 failures from this address above; the address limit is 20.
+    assert.ok(attempts >= 10, `blocked after ${attempts} more attempts from one address, not earlier`);
   });
 });

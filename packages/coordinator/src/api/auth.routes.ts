@@ -1,12 +1,7 @@
-import type { Request } from 'express';
+import { sourceAddress } from '../http/access-control.js';
 import { actorOf, defineRoute, type AnyRoute } from '../http/routes.js';
 import type { UserService } from '../auth/user-service.js';
 import { changePasswordBody, credentialsBody, meSchema, sessionSchema } from './user.schemas.js';
-
-/** Where a login came from, for the throttle and the audit trail (the socket's peer: no proxy header is trusted). */
-function sourceAddress(req: Request): string {
-  return req.socket.remoteAddress ?? 'unknown';
-}
 
 export function authRoutes(users: UserService): AnyRoute[] {
   return [

@@ -19,8 +19,9 @@ export interface AccessControl {
  */
 export async function openAccessControl(auth: ResolvedAuthConfig, db: Db, apiKeys?: ApiKeyResolver): Promise<AccessControl> {
   const tokens = auth.mode === 'builtin' ? await LoginTokens.open(db, auth.tokenSecret, auth.tokenTtlSec) : undefined;
-  const authenticator = new Authenticator({ auth, db, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
+  const throttle = new LoginThrottle(db);
+  const authenticator = new Authenticator({ auth, db, throttle, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const audit = new AuditTrail(db);
-  const users = new UserService({ db, authenticator, tokens, license: new LicenseGate(auth.license, auth.licensePublicKey), throttle: new LoginThrottle(db), audit });
+  const users = new UserService({ db, authenticator, tokens, license: new LicenseGate(auth.license, auth.licensePublicKey), throttle, audit });
   return { authenticator, users, audit };
 }

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { getUserById, getUserByUsername, type Queryable, type UserRecord } from '@trellis/store';
 import { UnauthorizedError } from '../errors/api-errors.js';
 import type { ResolvedAuthConfig } from '../config/load.js';
+import type { LoginThrottle } from './login-throttle.js';
 import type { LoginTokens } from './login-tokens.js';
 import { verifyPassword } from './passwords.js';
 import { ANONYMOUS, ROLES, type Principal, type Role } from './principal.js';
@@ -25,6 +26,8 @@ export interface AuthenticatorOptions {
   /** Builtin mode: the login token checker. */
   tokens?: LoginTokens;
   apiKeys?: ApiKeyResolver;
+  /** Basic credentials are password guesses too: counted and blocked like logins. */
+  throttle?: LoginThrottle;
 }
 
 function digest(text: string): Buffer {
@@ -57,13 +60,13 @@ export class Authenticator {
    * The principal of a request: ANONYMOUS while auth is off; undefined when the request carries
    * no credentials; a 401 for credentials that are wrong, expired or of a disabled user.
    */
-  async authenticate(header: string | undefined): Promise<Principal | undefined> {
+  async authenticate(header: string | undefined, address: string): Promise<Principal | undefined> {
     if (this.mode === 'none') return ANONYMOUS;
     if (header === undefined || header === '') return undefined;
     const space = header.indexOf(' ');
     const scheme = header.slice(0, space).toLowerCase();
     const credential = header.slice(space + 1).trim();
-    if (space > 0 && scheme === 'basic') return this.basic(credential);
+    if (space > 0 && scheme === 'basic') return this.basic(credential, address);
     if (space > 0 && scheme === 'bearer' && credential !== '') return this.bearer(credential);
     throw new UnauthorizedError('unsupported Authorization header: use Bearer <token> or Basic <credentials>');
   }
@@ -85,41 +88,45 @@ export class Authenticator {
     return this.activeUser(claims.userId, claims.generation);
   }
 
-  private async basic(encoded: string): Promise<Principal> {
+  private async basic(encoded: string, address: string): Promise<Principal> {
     const given = parseBasic(encoded);
     if (given === undefined) throw new UnauthorizedError('malformed Basic credentials');
-    return this.mode === 'basic' ? this.configuredUser(encoded, given.username, given.password) : this.storedUser(encoded, given.username, given.password);
+    const key = digest(encoded).toString('base64');
+    const hit = this.basicHits.get(key);
+    if (hit !== undefined && Date.now() - hit.at < BASIC_CACHE_MS) return this.mode === 'basic' ? this.configuredPrincipal() : this.activeUser(hit.userId, hit.generation);
+    const throttle = this.options.throttle;
+    await throttle?.check(given.username, address);
+    try {
+      const principal = this.mode === 'basic' ? await this.configuredUser(given.username, given.password) : await this.storedUser(given.username, given.password);
+      this.remember(key, principal.id, principal.generation);
+      return principal.principal;
+    } catch (error) {
+      if (error instanceof UnauthorizedError) await throttle?.failed(given.username, address);
+      throw error;
+    }
+  }
+
+  private configuredPrincipal(): Principal {
+    const name = this.options.auth.basicUsername ?? '';
+    return { kind: 'user', id: `basic:${name}`, name, role: 'admin' };
   }
 
   /** Mode basic: the one configured user, an admin. */
-  private async configuredUser(encoded: string, username: string, password: string): Promise<Principal> {
+  private async configuredUser(username: string, password: string): Promise<{ principal: Principal; id: string; generation: number }> {
     const { basicUsername, basicPassword, basicPasswordHash } = this.options.auth;
-    const principal: Principal = { kind: 'user', id: `basic:${basicUsername ?? ''}`, name: basicUsername ?? '', role: 'admin' };
     const nameOk = timingSafeEqual(digest(username), digest(basicUsername ?? ''));
-    if (basicPassword !== undefined) {
-      const passwordOk = timingSafeEqual(digest(password), digest(basicPassword));
-      if (nameOk && passwordOk) return principal;
-      throw new UnauthorizedError(INVALID);
-    }
-    const key = digest(encoded).toString('base64');
-    const hit = this.basicHits.get(key);
-    if (hit !== undefined && Date.now() - hit.at < BASIC_CACHE_MS) return principal;
-    const passwordOk = await verifyPassword(password, basicPasswordHash);
+    const passwordOk = basicPassword !== undefined ? timingSafeEqual(digest(password), digest(basicPassword)) : await verifyPassword(password, basicPasswordHash);
     if (!nameOk || !passwordOk) throw new UnauthorizedError(INVALID);
-    this.remember(key, principal.id, 0);
-    return principal;
+    const principal = this.configuredPrincipal();
+    return { principal, id: principal.id, generation: 0 };
   }
 
-  /** Builtin mode: a user's name and password, checked with bcrypt once and then remembered briefly. */
-  private async storedUser(encoded: string, username: string, password: string): Promise<Principal> {
-    const key = digest(encoded).toString('base64');
-    const hit = this.basicHits.get(key);
-    if (hit !== undefined && Date.now() - hit.at < BASIC_CACHE_MS) return this.activeUser(hit.userId, hit.generation);
+  /** Builtin mode: a user's name and password, checked with bcrypt (then remembered briefly by the caller). */
+  private async storedUser(username: string, password: string): Promise<{ principal: Principal; id: string; generation: number }> {
     const user = await getUserByUsername(this.options.db, username);
     const passwordOk = await verifyPassword(password, user?.passwordHash);
     if (user === undefined || !passwordOk) throw new UnauthorizedError(INVALID);
-    this.remember(key, user.id, user.tokenGeneration);
-    return this.activeUser(user.id, user.tokenGeneration);
+    return { principal: await this.activeUser(user.id, user.tokenGeneration), id: user.id, generation: user.tokenGeneration };
   }
 
   private remember(key: string, userId: string, generation: number): void {

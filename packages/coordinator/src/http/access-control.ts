@@ -3,8 +3,16 @@ import { authorize } from '../auth/access.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 
-/** The authentication step as the HTTP edge sees it: an `Authorization` header in, a principal (or none) out. */
-export type Authenticate = (authorization: string | undefined) => Promise<Principal | undefined>;
+/**
+ * The authentication step as the HTTP edge sees it: an `Authorization` header and the caller's
+ * address (password guesses are throttled per address) in, a principal (or none) out.
+ */
+export type Authenticate = (authorization: string | undefined, address: string) => Promise<Principal | undefined>;
+
+/** The socket's peer: no proxy header is trusted, so a client cannot choose its own address. */
+export function sourceAddress(req: Request): string {
+  return req.socket.remoteAddress ?? 'unknown';
+}
 
 /** Without an authentication step no request carries credentials: only public routes answer. */
 export const NO_CREDENTIALS: Authenticate = () => Promise.resolve(undefined);
@@ -15,7 +23,7 @@ export const NO_CREDENTIALS: Authenticate = () => Promise.resolve(undefined);
  */
 export async function admit(req: Request, permission: Permission, authenticate: Authenticate): Promise<Principal | undefined> {
   if (permission === 'public') return undefined;
-  const principal = await authenticate(req.headers.authorization);
+  const principal = await authenticate(req.headers.authorization, sourceAddress(req));
   authorize(principal, permission);
   return principal;
 }

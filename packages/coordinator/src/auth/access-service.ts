@@ -5,6 +5,7 @@ import { Authenticator, type ApiKeyResolver } from './authenticator.js';
 import { LicenseGate } from './license.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTokens } from './login-tokens.js';
+import { prepareDummyHash } from './passwords.js';
 import { UserService } from './user-service.js';
 
 export interface AccessControl {
@@ -19,6 +20,7 @@ export interface AccessControl {
  */
 export async function openAccessControl(auth: ResolvedAuthConfig, db: Db, apiKeys?: ApiKeyResolver): Promise<AccessControl> {
   const tokens = auth.mode === 'builtin' ? await LoginTokens.open(db, auth.tokenSecret, auth.tokenTtlSec) : undefined;
+  if (auth.mode !== 'none') await prepareDummyHash();
   const throttle = new LoginThrottle(db);
   const authenticator = new Authenticator({ auth, db, throttle, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const audit = new AuditTrail(db);

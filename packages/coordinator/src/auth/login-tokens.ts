@@ -14,9 +14,13 @@ export interface IssuedToken {
 }
 
 const ALGORITHM = 'HS256';
+/** Verified tokens remembered, so the signature is checked once per token rather than per request. */
+const VERIFIED_MAX = 1000;
 
 /** Signs and checks login tokens with the key every coordinator of the database shares. */
 export class LoginTokens {
+  private readonly verified = new Map<string, TokenClaims & { expiresAtMs: number }>();
+
   private constructor(
     private readonly secret: string,
     private readonly ttlSec: number,
@@ -36,9 +40,17 @@ export class LoginTokens {
 
   /** The claims of a valid, unexpired token; undefined for anything else. */
   verify(token: string): TokenClaims | undefined {
+    const known = this.verified.get(token);
+    if (known !== undefined) {
+      if (Date.now() < known.expiresAtMs) return { userId: known.userId, generation: known.generation };
+      this.verified.delete(token);
+      return undefined;
+    }
     try {
       const payload = jwt.verify(token, this.secret, { algorithms: [ALGORITHM] });
-      if (typeof payload === 'string' || typeof payload.sub !== 'string' || typeof payload.gen !== 'number') return undefined;
+      if (typeof payload === 'string' || typeof payload.sub !== 'string' || typeof payload.gen !== 'number' || payload.exp === undefined) return undefined;
+      if (this.verified.size >= VERIFIED_MAX) this.verified.clear();
+      this.verified.set(token, { userId: payload.sub, generation: payload.gen, expiresAtMs: payload.exp * 1000 });
       return { userId: payload.sub, generation: payload.gen };
     } catch {
       return undefined;

@@ -79,7 +79,9 @@ export class Authenticator {
 
   private async bearer(token: string): Promise<Principal> {
     if (token.startsWith('svc_')) {
-      const principal = this.options.apiKeys !== undefined ? await this.options.apiKeys(token) : undefined;
+      // The contract: API keys (and webhook tokens) need built-in auth.
+      const resolve = this.mode === 'builtin' ? this.options.apiKeys : undefined;
+      const principal = resolve !== undefined ? await resolve(token) : undefined;
       if (principal === undefined) throw new UnauthorizedError('invalid API key');
       return principal;
     }

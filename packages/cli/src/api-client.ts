@@ -19,9 +19,12 @@ type Query = Record<string, string | number | undefined>;
 /** The coordinator's REST API as the client commands use it: JSON in, JSON out, errors as ApiFailure. */
 export class ApiClient {
   private readonly base: string;
+  private readonly authorization: Record<string, string>;
 
-  constructor(base: string) {
+  /** `token`: sent as `Authorization: Bearer` with every call (a login token or an API key). */
+  constructor(base: string, token?: string) {
     this.base = base.replace(/\/+$/, '');
+    this.authorization = token !== undefined && token !== '' ? { authorization: `Bearer ${token}` } : {};
   }
 
   get(path: string, query: Query = {}): Promise<Record<string, unknown>> {
@@ -37,7 +40,7 @@ export class ApiClient {
    * coordinator subscribes before it answers, so no event after that moment is missed.
    */
   async events(path: string, signal: AbortSignal): Promise<AsyncIterable<ServerEvent>> {
-    const res = await this.send(path, { headers: { accept: 'text/event-stream' }, signal });
+    const res = await this.send(path, { headers: { accept: 'text/event-stream', ...this.authorization }, signal });
     if (!res.ok || res.body === null) throw await this.failure(res);
     return parseEvents(res.body);
   }
@@ -45,7 +48,7 @@ export class ApiClient {
   private async call(method: string, path: string, query: Query, body?: unknown): Promise<Record<string, unknown>> {
     const res = await this.send(path + queryString(query), {
       method,
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...this.authorization },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     if (!res.ok) throw await this.failure(res);

@@ -13,4 +13,7 @@ export { purgeOldRuns } from './runs/retention.js';
 export type { SchedulerClock } from './scheduler/clock.js';
 export type { Scheduler, TickOutcome } from './scheduler/scheduler.js';
 export { ApiKeyService, type ApiKeyServiceOptions } from './auth/api-keys.js';
-export type { Principal, Role } from './auth/principal.js';
+export * from './auth/principal.js';
+export * from './auth/permissions.js';
+export type { ApiKeyResolver } from './auth/authenticator.js';
+export type { Authenticate } from './http/access-control.js';

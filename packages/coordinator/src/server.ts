@@ -54,6 +54,11 @@ import { realClock, scaledClock, type SchedulerClock } from './scheduler/clock.j
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { ShutdownStack } from './lifecycle/shutdown-stack.js';
+import { checkHttpExposure } from './auth/exposure.js';
+import { openAccessControl } from './auth/access-service.js';
+import type { ApiKeyResolver } from './auth/authenticator.js';
+import { authRoutes } from './api/auth.routes.js';
+import { userRoutes } from './api/users.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -85,6 +90,8 @@ export interface StartOptions {
   schedulerClock?: SchedulerClock;
   /** Check every JSON answer against its route's declared response schema (tests). */
   checkResponses?: boolean;
+  /** Resolves `Bearer svc_...` secrets (API keys, webhook tokens) to principals; without it they are refused. */
+  apiKeys?: ApiKeyResolver;
 }
 
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */
@@ -120,6 +127,7 @@ async function listenHttp(app: ReturnType<typeof createHttpApp>, host: string, p
  */
 export async function startCoordinator(config: ServerConfig, logger: Logger, options: StartOptions = {}): Promise<Coordinator> {
   checkWorkerSecurity(config);
+  checkHttpExposure(config);
   const opened = new ShutdownStack(logger);
   try {
     return await startParts(config, logger, options, opened);
@@ -247,9 +255,12 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
       return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
     },
   });
+  const access = await openAccessControl(config.auth, db, (token) => apiKeys.authenticateApiKey(token));
   const routes = [
     ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt, database: new DatabaseProbe(db) })),
-    ...metricsRoutes(metrics),
+    ...authRoutes(access.users),
+    ...userRoutes(access.users),
+    ...metricsRoutes(metrics, config.metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(new EventLog(db)),
     ...streamRoutes(runEvents),
@@ -270,6 +281,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     checkResponses: options.checkResponses ?? false,
     accessLog: config.accessLog,
     browser: { allowedHosts: [...config.allowedHosts, config.host], allowedOrigins: config.allowedOrigins },
+    authenticate: (authorization, address) => access.authenticator.authenticate(authorization, address),
     observe: (method, route, status, seconds) => metrics.httpDuration.observe({ method, route, status: String(status) }, seconds),
   });
   const server = await listenHttp(app, config.host, config.port);

@@ -298,6 +298,7 @@ describe('deploy files', () => {
     assert.equal(config.port, 8080, 'the published HTTP port is the one it listens on');
     assert.match(config.databaseUrl ?? '', /@postgres:5432\//);
     assert.ok(config.workerToken !== undefined, 'a worker token, required when gRPC is not on loopback');
+    assert.equal(config.auth.mode, 'builtin', 'an API on 0.0.0.0 never runs with auth off');
     const dagsMount = asStrings(service('coordinator').volumes, 'volumes').find((v) => v.startsWith('./dags:'));
     assert.equal(dagsMount?.split(':')[1], config.dagsDir, 'the DAGs are mounted where the coordinator reads them');
   });

@@ -4,13 +4,14 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AlreadyExistsError, TimeoutError } from '@trellis/core';
-import { buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
+import { ANONYMOUS, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
 
 const routes = [
   defineRoute({
     method: 'post',
     path: '/things',
     operationId: 'createThing',
+    permission: 'public',
     summary: 'create',
     tag: 'test',
     response: z.object({ name: z.string() }),
@@ -25,6 +26,7 @@ const routes = [
     method: 'get',
     path: '/things/search',
     operationId: 'searchThings',
+    permission: 'public',
     summary: 'search',
     tag: 'test',
     response: z.object({ route: z.string() }),
@@ -34,6 +36,7 @@ const routes = [
     method: 'get',
     path: '/things/{id}',
     operationId: 'getThing',
+    permission: 'public',
     summary: 'get',
     tag: 'test',
     response: z.object({ id: z.string(), limit: z.number() }),
@@ -49,6 +52,7 @@ const routes = [
     method: 'get',
     path: '/drifted',
     operationId: 'getDrifted',
+    permission: 'public',
     summary: 'answers other than it declares',
     tag: 'test',
     response: z.object({ count: z.number() }),
@@ -60,7 +64,7 @@ let server: Server;
 let base: string;
 
 before(async () => {
-  const app = createHttpApp({ routes, logger: createSilentLogger(), basePath: '/mnt', apiBasePath: '/api/v1', version: '0.0.0-test', checkResponses: true });
+  const app = createHttpApp({ routes, logger: createSilentLogger(), basePath: '/mnt', apiBasePath: '/api/v1', version: '0.0.0-test', checkResponses: true, authenticate: () => Promise.resolve(ANONYMOUS) });
   server = app.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mnt/api/v1`;

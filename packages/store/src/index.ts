@@ -25,12 +25,15 @@ export {
 export { queueStats, finishedRunsByStatus, type QueueStats } from './runs/run-stats.js';
 export { recordEvent, listEvents, eventsAfter, lastEventId, type EventRecord, type EventFilter, type NewEvent } from './events/event-log.js';
 export { queueRunCommand, takeRunCommands, type RunCommand } from './dispatch/run-commands.js';
-export { NameTakenError } from './access/unique.js';
+export { NameTakenError } from './auth/unique.js';
 export {
   insertApiKey, listApiKeys, getApiKey, listApiKeyCredentials, updateApiKey, deleteApiKey, touchApiKeys,
   type ApiKeyRecord, type ApiKeyCredential, type NewApiKey, type ApiKeyChange,
-} from './access/api-keys.js';
+} from './auth/api-keys.js';
 export {
   insertWebhook, listWebhooks, getWebhook, getWebhookCredential, replaceWebhookToken, setWebhookEnabled, deleteWebhook, touchWebhook,
   type WebhookRecord, type WebhookCredential, type NewWebhook,
-} from './access/webhooks.js';
+} from './auth/webhooks.js';
+export { insertUser, insertFirstUser, getUserById, getUserByUsername, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
+export { sharedSecret } from './auth/secrets.js';
+export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';

@@ -9,6 +9,11 @@ export function serverOption(): Option {
   return new Option('--server <url>', 'the API of a running coordinator').env('SVC_SERVER_URL').default(DEFAULT_SERVER);
 }
 
+/** Every client command's `--token`: a login token or an API key, sent as `Authorization: Bearer`. */
+export function tokenOption(): Option {
+  return new Option('--token <token>', 'a login token or API key for a coordinator with auth on').env('SVC_TOKEN');
+}
+
 /** `--interval`: how often a command that follows a run polls. */
 export function intervalOption(description = 'poll interval when no event stream is available'): Option {
   return new Option('--interval <seconds>', description).argParser(integerAtLeast(1)).default(1);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import type { RunView } from '../run-watch.js';
-import { clientCall, serverOption } from './client-options.js';
+import { clientCall, serverOption, tokenOption } from './client-options.js';
 
 /** Columns padded to their widest cell; the last one is left ragged. */
 function table(rows: string[][]): string {
@@ -29,10 +29,11 @@ function addList(program: Command): void {
     .description('Lists every stored DAG: its schedule, its latest run, and whether it is suspended or invalid.')
     .option('--name <text>', 'only DAGs whose name contains this')
     .addOption(serverOption())
+    .addOption(tokenOption())
     .action(
-      exitWith((options: { name?: string; server: string }) =>
+      exitWith((options: { name?: string; server: string; token?: string }) =>
         clientCall(async () => {
-          const client = new ApiClient(options.server);
+          const client = new ApiClient(options.server, options.token);
           const rows = [['NAME', 'SCHEDULE', 'LATEST RUN', 'STATE']];
           for (let page: number | null = 1; page !== null; ) {
             const answer = await client.get('/dags', { page, perPage: 1000, name: options.name });
@@ -58,10 +59,11 @@ function addHistory(program: Command): void {
     .description('Lists the runs of one DAG, newest first.')
     .option('--limit <n>', 'how many runs (1-500)', integerAtLeast(1), 20)
     .addOption(serverOption())
+    .addOption(tokenOption())
     .action(
-      exitWith((dag: string, options: { limit: number; server: string }) =>
+      exitWith((dag: string, options: { limit: number; server: string; token?: string }) =>
         clientCall(async () => {
-          const answer = await new ApiClient(options.server).get(`/dag-runs/${encodeURIComponent(dag)}`, { limit: options.limit });
+          const answer = await new ApiClient(options.server, options.token).get(`/dag-runs/${encodeURIComponent(dag)}`, { limit: options.limit });
           const rows = [['RUN ID', 'STATUS', 'STARTED', 'FINISHED']];
           for (const run of answer.dagRuns as RunView[]) rows.push([run.dagRunId, run.statusLabel, run.startedAt || '-', run.finishedAt || '-']);
           process.stdout.write(`${table(rows)}\n`);

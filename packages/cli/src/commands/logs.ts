@@ -3,7 +3,7 @@ import { isTerminalRunStatus } from '@trellis/core';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import { RUN_EXIT_CODES, getRun, runExitCode, runPath } from '../run-watch.js';
-import { clientCall, intervalOption, serverOption } from './client-options.js';
+import { clientCall, intervalOption, serverOption, tokenOption } from './client-options.js';
 
 /** The contract's log page. */
 interface LogPage {
@@ -23,6 +23,7 @@ interface LogsOptions {
   follow?: boolean;
   interval: number;
   server: string;
+  token?: string;
 }
 
 /**
@@ -31,7 +32,7 @@ interface LogsOptions {
  * gained is printed then, and the newline once a later line or the end of the run shows it ended.
  */
 async function printLog(dag: string, id: string | undefined, options: LogsOptions): Promise<number> {
-  const client = new ApiClient(options.server);
+  const client = new ApiClient(options.server, options.token);
   // `latest` is resolved once, so a follow stays on this run when another one starts.
   const runId = (await getRun(client, dag, id ?? 'latest')).dagRunId;
   const path = options.step !== undefined ? `${runPath(dag, runId)}/steps/${encodeURIComponent(options.step)}/log` : `${runPath(dag, runId)}/log`;
@@ -77,6 +78,7 @@ export function addLogsCommand(program: Command): void {
     .option('--follow', 'keep printing until the run ends; the exit status is then the run\'s')
     .addOption(intervalOption('with --follow: how often to look for new lines'))
     .addOption(serverOption())
+    .addOption(tokenOption())
     .addHelpText('after', `\nWithout --follow the exit status is 0 when the log was printed. With --follow:\n${RUN_EXIT_CODES}\n`)
     .action(exitWith((dag: string, id: string | undefined, options: LogsOptions) => clientCall(() => printLog(dag, id, options))));
 }

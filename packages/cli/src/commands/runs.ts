@@ -5,7 +5,7 @@ import { loadDag, toError } from '@trellis/core';
 import { ApiClient, ApiFailure } from '../api-client.js';
 import { exitWith } from '../args.js';
 import { RUN_EXIT_CODES, describeRun, getRun, runExitCode, runPath, watchRun } from '../run-watch.js';
-import { clientCall, intervalOption, serverOption } from './client-options.js';
+import { clientCall, intervalOption, serverOption, tokenOption } from './client-options.js';
 
 interface StartOptions {
   params?: string;
@@ -14,6 +14,7 @@ interface StartOptions {
   wait?: boolean;
   interval: number;
   server: string;
+  token?: string;
 }
 
 /** Waits for a run and prints every change; the exit code is the run's. */
@@ -38,7 +39,7 @@ async function inlineRun(path: string): Promise<{ name: string; body: Record<str
 function startAction(kind: 'start' | 'enqueue') {
   return (target: string, options: StartOptions): Promise<number> =>
     clientCall(async () => {
-      const client = new ApiClient(options.server);
+      const client = new ApiClient(options.server, options.token);
       const isFile = /\.ya?ml$/.test(target);
       const { name, body } = isFile ? await inlineRun(target) : { name: target, body: {} };
       if (options.params !== undefined) body.params = options.params;
@@ -65,6 +66,7 @@ function addStart(program: Command, kind: 'start' | 'enqueue'): void {
     .option('--wait', 'stream the run\'s status until it ends; the exit status is the run\'s')
     .addOption(intervalOption())
     .addOption(serverOption())
+    .addOption(tokenOption())
     .addHelpText('after', `\n${RUN_EXIT_CODES}\n`)
     .action(exitWith(startAction(kind)));
 }
@@ -73,6 +75,7 @@ interface StatusOptions {
   follow?: boolean;
   interval: number;
   server: string;
+  token?: string;
 }
 
 function addStatus(program: Command): void {
@@ -83,11 +86,12 @@ function addStatus(program: Command): void {
     .option('--follow', 'keep watching until the run ends; the exit status is then the run\'s')
     .addOption(intervalOption())
     .addOption(serverOption())
+    .addOption(tokenOption())
     .addHelpText('after', `\nWithout --follow the exit status is 0 when the run was shown. With --follow:\n${RUN_EXIT_CODES}\n`)
     .action(
       exitWith((dag: string, id: string | undefined, options: StatusOptions) =>
         clientCall(async () => {
-          const client = new ApiClient(options.server);
+          const client = new ApiClient(options.server, options.token);
           const run = await getRun(client, dag, id ?? 'latest');
           if (options.follow !== true) {
             process.stdout.write(`${describeRun(run)}\n`);
@@ -105,10 +109,11 @@ function addStop(program: Command): void {
     .summary('stop a run')
     .description('Stops a running run (a queued one leaves its queue).')
     .addOption(serverOption())
+    .addOption(tokenOption())
     .action(
-      exitWith((dag: string, id: string, options: { server: string }) =>
+      exitWith((dag: string, id: string, options: { server: string; token?: string }) =>
         clientCall(async () => {
-          await new ApiClient(options.server).post(`${runPath(dag, id)}/stop`);
+          await new ApiClient(options.server, options.token).post(`${runPath(dag, id)}/stop`);
           process.stdout.write(`stop requested for ${id}\n`);
           return 0;
         }),
@@ -121,6 +126,7 @@ interface RetryOptions {
   wait?: boolean;
   interval: number;
   server: string;
+  token?: string;
 }
 
 function addRetry(program: Command): void {
@@ -132,11 +138,12 @@ function addRetry(program: Command): void {
     .option('--wait', 'stream the run\'s status until it ends; the exit status is the run\'s')
     .addOption(intervalOption())
     .addOption(serverOption())
+    .addOption(tokenOption())
     .addHelpText('after', `\n${RUN_EXIT_CODES}\n`)
     .action(
       exitWith((dag: string, id: string, options: RetryOptions) =>
         clientCall(async () => {
-          const client = new ApiClient(options.server);
+          const client = new ApiClient(options.server, options.token);
           const answer = await client.post(`${runPath(dag, id)}/retry`, options.runId !== undefined ? { dagRunId: options.runId } : {});
           const retried = String(answer.dagRunId);
           process.stdout.write(`${retried}\n`);

@@ -4,8 +4,17 @@ import { ConfigError, createLogger, loadServerConfig, startCoordinator, type Raw
 import { exitWith, integerAtLeast } from '../args.js';
 
 /** Flags as commander names them: each is the config key of the same name and wins over file and env. */
-interface ServerOptions extends Partial<RawServerConfig> {
+interface ServerOptions extends Partial<Omit<RawServerConfig, 'auth'>> {
   config?: string;
+  authMode?: 'none' | 'basic' | 'builtin';
+  allowUnauthenticated?: boolean;
+}
+
+/** `--auth-mode` and `--allow-unauthenticated` are the `auth` section's keys of those names. */
+function toOverrides(options: Omit<ServerOptions, 'config'>): Partial<RawServerConfig> {
+  const { authMode, allowUnauthenticated, ...rest } = options;
+  const auth = { ...(authMode !== undefined ? { mode: authMode } : {}), ...(allowUnauthenticated !== undefined ? { allowUnauthenticated } : {}) };
+  return Object.keys(auth).length > 0 ? { ...rest, auth } : rest;
 }
 
 export function addServerCommand(program: Command): void {
@@ -27,14 +36,17 @@ export function addServerCommand(program: Command): void {
     .option('--grpc-tls-cert <file>', 'TLS certificate for the gRPC server (SVC_GRPC_TLS_CERT)')
     .option('--grpc-tls-key <file>', 'its private key (SVC_GRPC_TLS_KEY)')
     .option('--grpc-tls-client-ca <file>', 'require worker client certificates signed by this CA')
+    .addOption(new Option('--auth-mode <mode>', 'who may call the API (default none; SVC_AUTH_MODE): none needs no credentials, basic one configured user (SVC_AUTH_BASIC_USERNAME + SVC_AUTH_BASIC_PASSWORD_HASH, _PASSWORD or _PASSWORD_FILE), builtin users in the database (first admin: POST /auth/setup)').choices(['none', 'basic', 'builtin']))
+    .option('--allow-unauthenticated', 'accept auth mode none on an address beyond loopback (auth.allowUnauthenticated; SVC_AUTH_ALLOW_UNAUTHENTICATED); without it such a start is refused')
     .addOption(new Option('--log-level <level>', 'default info (SVC_LOG_LEVEL)').choices(['error', 'warn', 'info', 'debug']))
     .addOption(new Option('--log-format <format>', 'default json (SVC_LOG_FORMAT)').choices(['json', 'text']))
-    .addHelpText('after', '\nExit status: 0 after a clean stop, 1 when the coordinator could not start, 2 for bad configuration.\n')
+    .addHelpText('after', '\nAccess control: with auth mode none the server refuses to bind beyond loopback (--host) unless --allow-unauthenticated is given. See README, "Access control", for users, roles and tokens.\n\nExit status: 0 after a clean stop, 1 when the coordinator could not start, 2 for bad configuration.\n')
     .action(exitWith(serverCommand));
 }
 
 export async function serverCommand(options: ServerOptions): Promise<number> {
-  const { config: file, ...overrides } = options;
+  const { config: file, ...flags } = options;
+  const overrides = toOverrides(flags);
   let config;
   try {
     config = loadServerConfig({ ...(file !== undefined ? { file } : {}), env: process.env, overrides });

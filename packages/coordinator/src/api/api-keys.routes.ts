@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { ApiKeyService } from '../auth/api-keys.js';
-import { principalOf } from '../auth/request-principal.js';
-import { defineRoute, NO_CONTENT, type AnyRoute } from '../http/routes.js';
+import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import { apiKeySchema, createApiKeyBody, keyIdParam, updateApiKeyBody } from './access.schemas.js';
 
 /** `/api-keys`: admin only (`users:manage`). The secret is in the create answer only. */
@@ -27,7 +26,7 @@ export function apiKeyRoutes(keys: ApiKeyService): AnyRoute[] {
       response: z.object({ apiKey: apiKeySchema, key: z.string().describe('`svc_...`, shown only now') }),
       successStatus: 201,
       errors: [409],
-      handler: ({ body, res }) => keys.create(principalOf(res), body),
+      handler: (ctx) => keys.create(actorOf(ctx), ctx.body),
     }),
     defineRoute({
       ...common,
@@ -50,7 +49,7 @@ export function apiKeyRoutes(keys: ApiKeyService): AnyRoute[] {
       body: updateApiKeyBody,
       response: z.object({ apiKey: apiKeySchema }),
       errors: [404, 409],
-      handler: async ({ params, body, res }) => ({ apiKey: await keys.update(principalOf(res), params.keyId, body) }),
+      handler: async (ctx) => ({ apiKey: await keys.update(actorOf(ctx), ctx.params.keyId, ctx.body) }),
     }),
     defineRoute({
       ...common,
@@ -62,7 +61,7 @@ export function apiKeyRoutes(keys: ApiKeyService): AnyRoute[] {
       response: NO_CONTENT,
       successStatus: 204,
       errors: [404],
-      handler: async ({ params, res }) => keys.delete(principalOf(res), params.keyId),
+      handler: async (ctx) => keys.delete(actorOf(ctx), ctx.params.keyId),
     }),
   ];
 }

@@ -26,6 +26,8 @@ function listRunsOfDag({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags/{fileName}/dag-runs',
     operationId: 'listRunsOfDag',
+
+    permission: 'dags:read',
     summary: 'Recent runs of a DAG, with a status grid per step',
     tag: 'dags',
     response: z.object({ dagRuns: z.array(runSummarySchema), gridData: z.array(z.object({ name: z.string(), history: z.array(z.number().int()) })) }),
@@ -40,6 +42,8 @@ function getRunOfDag({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags/{fileName}/dag-runs/{dagRunId}',
     operationId: 'getRunOfDag',
+
+    permission: 'dags:read',
     summary: 'One run of a DAG, with its nodes',
     tag: 'dags',
     response: runDetailsResponseSchema,
@@ -54,6 +58,8 @@ function stopAllRunsOfDag({ commands }: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags/{fileName}/stop-all',
     operationId: 'stopAllRunsOfDag',
+
+    permission: 'dags:run',
     summary: 'Stop every running, waiting or queued run of a DAG',
     tag: 'dags',
     response: errorsOnlySchema,
@@ -68,6 +74,8 @@ function suspendDag({ commands }: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags/{fileName}/suspend',
     operationId: 'suspendDag',
+
+    permission: 'dags:run',
     summary: 'Suspend or resume a DAG: a suspended DAG is not scheduled (manual runs still work)',
     tag: 'dags',
     response: z.object({ suspended: z.boolean() }),
@@ -83,6 +91,8 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags',
     operationId: 'listDags',
+
+    permission: 'dags:read',
     summary: 'List DAG definitions, paged, filtered by name and labels',
     tag: 'dags',
     response: dagListSchema,
@@ -99,6 +109,8 @@ function createDag({ commands }: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags',
     operationId: 'createDag',
+
+    permission: 'dags:write',
     summary: 'Create a DAG definition (a minimal one-step DAG without a spec)',
     tag: 'dags',
     response: z.object({ name: z.string() }),
@@ -114,6 +126,8 @@ function getDag({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags/{fileName}',
     operationId: 'getDag',
+
+    permission: 'dags:read',
     summary: 'A DAG definition in detail, with its local DAGs and problems',
     tag: 'dags',
     response: dagDetailsResponseSchema,
@@ -128,6 +142,8 @@ function deleteDag({ commands }: DagRoutesDeps): AnyRoute {
     method: 'delete',
     path: '/dags/{fileName}',
     operationId: 'deleteDag',
+
+    permission: 'dags:write',
     summary: 'Delete a DAG definition',
     tag: 'dags',
     response: NO_CONTENT,
@@ -143,6 +159,8 @@ function getDagSpec({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags/{fileName}/spec',
     operationId: 'getDagSpec',
+
+    permission: 'dags:read',
     summary: 'The YAML text of a DAG definition',
     tag: 'dags',
     response: dagSpecSchema,
@@ -157,6 +175,8 @@ function updateDagSpec({ commands }: DagRoutesDeps): AnyRoute {
     method: 'put',
     path: '/dags/{fileName}/spec',
     operationId: 'updateDagSpec',
+
+    permission: 'dags:write',
     summary: 'Replace the YAML of a DAG; an invalid spec is not stored and its problems come back in a 200',
     tag: 'dags',
     response: errorsOnlySchema,
@@ -172,6 +192,8 @@ function validateDagSpec({ queries }: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags/validate',
     operationId: 'validateDagSpec',
+
+    permission: 'dags:read',
     summary: 'Validate a spec without storing it (always 200); warnings name settings that will not take effect',
     tag: 'dags',
     response: validationSchema,
@@ -185,6 +207,8 @@ function renameDag({ commands }: DagRoutesDeps): AnyRoute {
     method: 'post',
     path: '/dags/{fileName}/rename',
     operationId: 'renameDag',
+
+    permission: 'dags:write',
     summary: 'Rename a DAG definition file',
     tag: 'dags',
     response: z.object({ fileName: z.string() }),
@@ -200,6 +224,8 @@ function searchDags({ queries }: DagRoutesDeps): AnyRoute {
     method: 'get',
     path: '/dags/search',
     operationId: 'searchDags',
+
+    permission: 'dags:read',
     summary: 'Full-text search over DAG specs (legacy)',
     tag: 'dags',
     response: dagSearchSchema,

@@ -27,6 +27,7 @@ export function eventRoutes(events: EventLog): AnyRoute[] {
       method: 'get',
       path: '/event-logs',
       operationId: 'listEventLogs',
+      permission: 'audit:read',
       summary: 'Event records, newest first: run lifecycle, worker registration and loss, scheduler leadership, definition changes',
       tag: 'system',
       response: eventPageSchema,

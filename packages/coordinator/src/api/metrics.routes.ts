@@ -2,7 +2,8 @@ import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { ServiceMetrics } from '../metrics/service-metrics.js';
 
-export function metricsRoutes(metrics: ServiceMetrics): AnyRoute[] {
+/** `access` is the `metrics` setting: answered to anyone, or only with credentials (a scraper's API key). */
+export function metricsRoutes(metrics: ServiceMetrics, access: 'public' | 'private'): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -10,6 +11,7 @@ export function metricsRoutes(metrics: ServiceMetrics): AnyRoute[] {
       operationId: 'getMetrics',
       summary: 'Prometheus metrics: svc_* service, queue, worker, dispatch and HTTP metrics, plus Node runtime and process metrics',
       tag: 'system',
+      permission: access === 'public' ? 'public' : 'authenticated',
       response: textBody,
       produces: 'text/plain',
       handler: async ({ res }) => {

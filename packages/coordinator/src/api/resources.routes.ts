@@ -27,6 +27,7 @@ export function resourceRoutes(history: ResourceHistory): AnyRoute[] {
       method: 'get',
       path: '/services/resources/history',
       operationId: 'getResourceHistory',
+      permission: 'dags:read',
       summary: 'Host CPU, memory, disk and 1-minute load average, sampled every 5 s and kept 24 h',
       tag: 'system',
       response: resourceHistorySchema,

@@ -8,6 +8,7 @@ export function systemRoutes(health: ServiceHealth): AnyRoute[] {
       method: 'get',
       path: '/health',
       operationId: 'getHealth',
+      permission: 'public',
       summary: 'Service health, version and uptime; 503 with the reason while the database does not answer',
       tag: 'system',
       errors: [503],

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { principalOf } from '../auth/request-principal.js';
 import { rawBodyOf } from '../http/raw-body.js';
-import { defineRoute, NO_CONTENT, type AnyRoute } from '../http/routes.js';
+import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { createWebhookBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
 import { BadRequestError } from '@trellis/core';
@@ -64,7 +63,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: webhookWithSecretsSchema,
       successStatus: 201,
       errors: [404, 409],
-      handler: ({ params, body, res }) => webhooks.create(principalOf(res), params.fileName, body.requireSignature ?? false),
+      handler: (ctx) => webhooks.create(actorOf(ctx), ctx.params.fileName, ctx.body.requireSignature ?? false),
     }),
     defineRoute({
       ...manage,
@@ -75,7 +74,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: NO_CONTENT,
       successStatus: 204,
       errors: [404],
-      handler: ({ params, res }) => webhooks.delete(principalOf(res), params.fileName),
+      handler: (ctx) => webhooks.delete(actorOf(ctx), ctx.params.fileName),
     }),
     defineRoute({
       ...manage,
@@ -85,7 +84,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       summary: 'A new token (and signing secret) for the webhook; the old ones stop working',
       response: webhookWithSecretsSchema,
       errors: [404],
-      handler: ({ params, res }) => webhooks.regenerate(principalOf(res), params.fileName),
+      handler: (ctx) => webhooks.regenerate(actorOf(ctx), ctx.params.fileName),
     }),
     defineRoute({
       ...manage,
@@ -96,7 +95,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       body: toggleWebhookBody,
       response: webhookSchema,
       errors: [404],
-      handler: ({ params, body, res }) => webhooks.toggle(principalOf(res), params.fileName, body.enabled),
+      handler: (ctx) => webhooks.toggle(actorOf(ctx), ctx.params.fileName, ctx.body.enabled),
     }),
   ];
 }

@@ -16,6 +16,7 @@ export function workerRoutes(connected: ConnectedWorkers): AnyRoute[] {
       method: 'get',
       path: '/workers',
       operationId: 'listWorkers',
+      permission: 'dags:read',
       summary: 'Registered workers with their labels, health (from heartbeat age) and running tasks',
       tag: 'workers',
       response: workerListSchema,

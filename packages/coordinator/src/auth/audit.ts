@@ -1,25 +1,37 @@
-import { recordEvent, type Db } from '@trellis/store';
+import { recordEvent, type Queryable } from '@trellis/store';
 import type { Principal } from './principal.js';
 
 export interface AuditEntry {
-  /** `api_key.created`, `webhook.triggered`, ... */
+  /** `auth.login.failed`, `api_key.created`, `webhook.triggered`, ... */
   type: string;
   message: string;
   dagName?: string;
   dagRunId?: string;
-  /** What changed: ids, names, roles; never a secret. */
+  /** What changed: ids, names, roles; never a password, a token or a key. */
   data?: Record<string, unknown>;
 }
 
-/** One `kind=audit` event naming who did it (its id in `userId`, kind and name in `data.actor`). */
-export async function recordAudit(db: Db, actor: Principal, entry: AuditEntry): Promise<void> {
+/**
+ * One `kind=audit` event naming who did it: the actor's id in `userId` (a user, API key or
+ * webhook id), its kind and name in `data.actor`. An unknown actor (a failed login) has none.
+ */
+export async function recordAudit(db: Queryable, actor: Principal | undefined, entry: AuditEntry): Promise<void> {
   await recordEvent(db, {
     kind: 'audit',
     type: entry.type,
-    userId: actor.id,
-    message: `${actor.name}: ${entry.message}`,
+    ...(actor !== undefined ? { userId: actor.id } : {}),
+    message: actor !== undefined ? `${actor.name}: ${entry.message}` : entry.message,
     ...(entry.dagName !== undefined ? { dagName: entry.dagName } : {}),
     ...(entry.dagRunId !== undefined ? { dagRunId: entry.dagRunId } : {}),
-    data: { actor: { kind: actor.kind, id: actor.id, name: actor.name }, ...entry.data },
+    data: { ...entry.data, ...(actor !== undefined ? { actor: { kind: actor.kind, id: actor.id, name: actor.name } } : {}) },
   });
+}
+
+/** The audit trail bound to its database, for services that record many kinds of change. */
+export class AuditTrail {
+  constructor(private readonly db: Queryable) {}
+
+  record(type: string, actor: Principal | undefined, message: string, data: Record<string, unknown> = {}): Promise<void> {
+    return recordAudit(this.db, actor, { type, message, data });
+  }
 }

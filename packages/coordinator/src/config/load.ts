@@ -3,10 +3,14 @@ import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { BadRequestError, toError } from '@trellis/core';
-import { ENV_KEYS, serverConfigSchema, type ParsedServerConfig, type RawServerConfig } from './schema.js';
+import { ENV_KEYS, serverConfigSchema, type AuthConfig, type ParsedServerConfig, type RawServerConfig } from './schema.js';
+
+/** The auth section with its `*File` settings read: secrets are in memory, never re-read. */
+export type ResolvedAuthConfig = Omit<AuthConfig, 'basicPasswordFile' | 'licensePublicKeyFile' | 'licenseFile'>;
 
 /** Resolved configuration: paths absolute, derived defaults filled in. */
-export interface ServerConfig extends ParsedServerConfig {
+export interface ServerConfig extends Omit<ParsedServerConfig, 'auth'> {
+  auth: ResolvedAuthConfig;
   logDir: string;
   docsDir: string;
   timezone: string;
@@ -54,6 +58,13 @@ function readFileConfig(file: string, problems: string[]): Record<string, unknow
 
 const BOOLEANS = new Map([['true', true], ['false', false], ['1', true], ['0', false], ['yes', true], ['no', false], ['on', true], ['off', false]]);
 
+/** Sets `a` or `auth.a`: sections are one level deep. */
+function setKey(out: Record<string, unknown>, key: string, value: unknown): void {
+  const [section, inner] = key.split('.');
+  if (section === undefined || inner === undefined) out[key] = value;
+  else out[section] = { ...(out[section] as Record<string, unknown> | undefined), [inner]: value };
+}
+
 function readEnvConfig(env: NodeJS.ProcessEnv, problems: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   // DATABASE_URL first so SVC_DATABASE_URL, more specific, wins.
@@ -64,17 +75,54 @@ function readEnvConfig(env: NodeJS.ProcessEnv, problems: string[]): Record<strin
     if (raw === undefined || raw === '' || spec === undefined) continue;
     if (spec.kind === 'int') {
       if (!/^-?\d+$/.test(raw.trim())) problems.push(`${name}: must be an integer, got "${raw}"`);
-      else out[spec.key] = Number(raw.trim());
+      else setKey(out, spec.key, Number(raw.trim()));
     } else if (spec.kind === 'bool') {
       const value = BOOLEANS.get(raw.trim().toLowerCase());
       if (value === undefined) problems.push(`${name}: must be true or false, got "${raw}"`);
-      else out[spec.key] = value;
+      else setKey(out, spec.key, value);
     } else if (spec.kind === 'list') {
-      out[spec.key] = raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+      setKey(out, spec.key, raw.split(',').map((s) => s.trim()).filter((s) => s.length > 0));
     } else {
-      out[spec.key] = raw;
+      setKey(out, spec.key, raw);
     }
   }
+  return out;
+}
+
+/** Later sources win key by key, inside the `auth` section too. */
+function mergeSources(...sources: Array<Record<string, unknown>>): Record<string, unknown> {
+  const merged: Record<string, unknown> = {};
+  for (const source of sources) {
+    for (const [key, value] of Object.entries(source)) {
+      const known = merged[key];
+      const bothSections = key === 'auth' && typeof value === 'object' && value !== null && typeof known === 'object' && known !== null;
+      merged[key] = bothSections ? { ...known, ...value } : value;
+    }
+  }
+  return merged;
+}
+
+function readSecretFile(key: string, file: string, cwd: string, problems: string[]): string | undefined {
+  try {
+    return readFileSync(resolve(cwd, file), 'utf8').trim();
+  } catch (error) {
+    problems.push(`auth.${key}: ${toError(error).message}`);
+    return undefined;
+  }
+}
+
+/** Reads the secrets the auth section names by file, once. */
+function resolveAuth(auth: AuthConfig, cwd: string, problems: string[]): ResolvedAuthConfig {
+  const { basicPasswordFile, licensePublicKeyFile, licenseFile, ...rest } = auth;
+  const out: ResolvedAuthConfig = { ...rest };
+  if (basicPasswordFile !== undefined) {
+    const password = readSecretFile('basicPasswordFile', basicPasswordFile, cwd, problems)?.split('\n')[0];
+    if (password !== undefined) out.basicPassword = password;
+  }
+  const publicKey = licensePublicKeyFile !== undefined ? readSecretFile('licensePublicKeyFile', licensePublicKeyFile, cwd, problems) : undefined;
+  if (publicKey !== undefined) out.licensePublicKey = publicKey;
+  const license = licenseFile !== undefined ? readSecretFile('licenseFile', licenseFile, cwd, problems) : undefined;
+  if (license !== undefined) out.license = license;
   return out;
 }
 
@@ -90,7 +138,7 @@ export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig 
   const fromFile = file !== undefined ? readFileConfig(file, problems) : {};
   const fromEnv = readEnvConfig(options.env ?? {}, problems);
   const defined = Object.fromEntries(Object.entries(options.overrides ?? {}).filter(([, v]) => v !== undefined));
-  const parsed = serverConfigSchema.safeParse({ ...fromFile, ...fromEnv, ...defined });
+  const parsed = serverConfigSchema.safeParse(mergeSources(fromFile, fromEnv, defined));
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.map(String).join('.') || '(root)';
@@ -99,11 +147,14 @@ export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig 
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const value = parsed.data;
+  const auth = resolveAuth(value.auth, cwd, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   const dataDir = resolve(cwd, value.dataDir);
   const baseBeside = file !== undefined ? join(dirname(file), 'base.yaml') : undefined;
   const baseConfig = value.baseConfig !== undefined ? resolve(cwd, value.baseConfig) : baseBeside !== undefined && existsSync(baseBeside) ? baseBeside : undefined;
   return {
     ...value,
+    auth,
     dataDir,
     dagsDir: resolve(cwd, value.dagsDir),
     logDir: resolve(cwd, value.logDir ?? join(dataDir, 'logs')),

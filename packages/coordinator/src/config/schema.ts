@@ -9,6 +9,39 @@ export const queueConfigSchema = z.strictObject({
 });
 
 /**
+ * Who may call the API. `none` needs no credentials and is refused beyond loopback unless
+ * `allowUnauthenticated` says the operator means it; `basic` is one configured user (admin);
+ * `builtin` keeps users in the database. Keys are flat so each has one `SVC_AUTH_*` variable.
+ */
+export const authConfigSchema = z
+  .strictObject({
+    mode: z.enum(['none', 'basic', 'builtin']).default('none'),
+    /** Accept mode `none` on an address beyond loopback: anyone who reaches the port may run commands. */
+    allowUnauthenticated: z.boolean().default(false),
+    /** Mode basic: the one user's name, and its password as a bcrypt hash, in clear, or in a file (first line). */
+    basicUsername: z.string().min(1).max(64).optional(),
+    basicPasswordHash: z.string().regex(/^\$2[abxy]\$\d\d\$[./A-Za-z0-9]{53}$/, 'must be a bcrypt hash ($2b$12$...)').optional(),
+    basicPassword: z.string().min(1).optional(),
+    basicPasswordFile: z.string().min(1).optional(),
+    /** Lifetime of tokens from login and setup. */
+    tokenTtlSec: z.number().int().min(60).max(31_536_000).default(86_400),
+    /** Key that signs login tokens (HS256, at least 32 characters); default: generated once and kept in the database, shared by every coordinator. */
+    tokenSecret: z.string().min(32, 'must be at least 32 characters').optional(),
+    /** PEM public key that verifies the Pro license (RS256/ES256), inline or in a file. */
+    licensePublicKey: z.string().min(1).optional(),
+    licensePublicKeyFile: z.string().min(1).optional(),
+    /** The Pro license: a signed token, inline or in a file. */
+    license: z.string().min(1).optional(),
+    licenseFile: z.string().min(1).optional(),
+  })
+  .superRefine((auth, ctx) => {
+    if (auth.mode !== 'basic') return;
+    if (auth.basicUsername === undefined) ctx.addIssue({ code: 'custom', path: ['basicUsername'], message: 'required with auth.mode basic (SVC_AUTH_BASIC_USERNAME)' });
+    const given = [auth.basicPasswordHash, auth.basicPassword, auth.basicPasswordFile].filter((v) => v !== undefined).length;
+    if (given !== 1) ctx.addIssue({ code: 'custom', path: ['basicPasswordHash'], message: 'auth.mode basic needs exactly one of basicPasswordHash, basicPassword, basicPasswordFile' });
+  });
+
+/**
  * The coordinator's configuration: file keys are these camelCase names; every key also has an
  * `SVC_*` environment variable (see `ENV_KEYS`). Defaults are stated here, where they are declared.
  */
@@ -81,13 +114,21 @@ export const serverConfigSchema = z.strictObject({
   accessLog: z.boolean().default(true),
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   logFormat: z.enum(['json', 'text']).default('json'),
+  auth: authConfigSchema.default({ mode: 'none', allowUnauthenticated: false, tokenTtlSec: 86_400 }),
+  /** `/metrics`: answered to anyone (`public`) or only with credentials (`private`). */
+  metrics: z.enum(['public', 'private']).default('public'),
 });
 
 export type RawServerConfig = z.input<typeof serverConfigSchema>;
 export type ParsedServerConfig = z.output<typeof serverConfigSchema>;
 
+export type AuthConfig = z.output<typeof authConfigSchema>;
+
+/** A top-level key, or `auth.<key>` for the auth section. */
+export type ConfigKey = keyof RawServerConfig | `auth.${keyof z.input<typeof authConfigSchema>}`;
+
 /** Environment variable -> config key, with how the string is read. One table, also used by tests of deploy files. */
-export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'string' | 'int' | 'bool' | 'list' }> = {
+export const ENV_KEYS: Record<string, { key: ConfigKey; kind: 'string' | 'int' | 'bool' | 'list' }> = {
   SVC_HOST: { key: 'host', kind: 'string' },
   SVC_PORT: { key: 'port', kind: 'int' },
   SVC_BASE_PATH: { key: 'basePath', kind: 'string' },
@@ -120,6 +161,19 @@ export const ENV_KEYS: Record<string, { key: keyof RawServerConfig; kind: 'strin
   SVC_ACCESS_LOG: { key: 'accessLog', kind: 'bool' },
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
+  SVC_METRICS: { key: 'metrics', kind: 'string' },
+  SVC_AUTH_MODE: { key: 'auth.mode', kind: 'string' },
+  SVC_AUTH_ALLOW_UNAUTHENTICATED: { key: 'auth.allowUnauthenticated', kind: 'bool' },
+  SVC_AUTH_BASIC_USERNAME: { key: 'auth.basicUsername', kind: 'string' },
+  SVC_AUTH_BASIC_PASSWORD_HASH: { key: 'auth.basicPasswordHash', kind: 'string' },
+  SVC_AUTH_BASIC_PASSWORD: { key: 'auth.basicPassword', kind: 'string' },
+  SVC_AUTH_BASIC_PASSWORD_FILE: { key: 'auth.basicPasswordFile', kind: 'string' },
+  SVC_AUTH_TOKEN_TTL_SEC: { key: 'auth.tokenTtlSec', kind: 'int' },
+  SVC_AUTH_TOKEN_SECRET: { key: 'auth.tokenSecret', kind: 'string' },
+  SVC_AUTH_LICENSE_PUBLIC_KEY: { key: 'auth.licensePublicKey', kind: 'string' },
+  SVC_AUTH_LICENSE_PUBLIC_KEY_FILE: { key: 'auth.licensePublicKeyFile', kind: 'string' },
+  SVC_AUTH_LICENSE: { key: 'auth.license', kind: 'string' },
+  SVC_AUTH_LICENSE_FILE: { key: 'auth.licenseFile', kind: 'string' },
 };
 
 function isValidTimeZone(zone: string): boolean {

@@ -26,5 +26,6 @@ export const STATUS_TABLE: Readonly<Record<ErrorKind, TransportStatus>> = {
   singleton_running: { http: 409, grpc: GrpcStatus.ALREADY_EXISTS },
   timeout: { http: 408, grpc: GrpcStatus.DEADLINE_EXCEEDED },
   service_unavailable: { http: 503, grpc: GrpcStatus.UNAVAILABLE },
+  too_many_requests: { http: 429, grpc: GrpcStatus.RESOURCE_EXHAUSTED },
   internal_error: { http: 500, grpc: GrpcStatus.INTERNAL },
 };

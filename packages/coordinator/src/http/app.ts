@@ -7,6 +7,7 @@ import { assignRequestId } from './request-id.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
+import type { Authenticate } from './access-control.js';
 
 export interface HttpAppOptions {
   routes: AnyRoute[];
@@ -25,6 +26,8 @@ export interface HttpAppOptions {
   accessLog?: boolean;
   /** Host and origin checks against browsers (default: loopback names and IP literals only). */
   browser?: BrowserProtectionOptions;
+  /** The authentication step (default: no request carries credentials, so only public routes answer). */
+  authenticate?: Authenticate;
 }
 
 /** The full API path, as clients and `servers[0].url` see it. */
@@ -40,6 +43,8 @@ function openApiRoute(getRoutes: () => AnyRoute[], options: HttpAppOptions): Any
     operationId: 'getOpenApi',
     summary: 'The OpenAPI 3.0.0 document of this API',
     tag: 'system',
+    // The contract: authenticated like the rest of the API.
+    permission: 'authenticated',
     response: openApiDocumentSchema,
     handler: () => {
       cached ??= buildOpenApiDocument(getRoutes(), { apiBasePath: apiMountPath(options), version: options.version });
@@ -60,7 +65,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.use(express.json({ limit: options.bodyLimit ?? '10mb', strict: false, verify: keepRawBody }));
   const routes: AnyRoute[] = [...options.routes];
   routes.push(openApiRoute(() => routes, options));
-  mountRoutes(api, routes, options.observe, options.checkResponses);
+  mountRoutes(api, routes, options.observe, options.checkResponses, options.authenticate);
   api.use(notFoundHandler);
   api.use(errorHandler(options.logger));
   app.use(apiMountPath(options), api);

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, TrellisError, toError, type ErrorCode } from '@trellis/core';
+import { BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, TooManyRequestsError, TrellisError, toError, type ErrorCode } from '@trellis/core';
 import { isConnectionError } from '@trellis/store';
 import { STATUS_TABLE } from '../errors/status-table.js';
 import type { Logger } from '../logging/logger.js';
@@ -76,6 +76,8 @@ export function errorHandler(logger: Logger) {
     const body = toErrorBody(known);
     // The id the caller can quote, and find in the logs.
     if (requestId !== undefined) body.details = { ...body.details, requestId };
+    // The throttle's answer says when to come back (RFC 9110 Retry-After).
+    if (known instanceof TooManyRequestsError) res.set('Retry-After', String(known.retryAfterSec));
     res.status(STATUS_TABLE[known.kind].http).json(body);
   };
 }

@@ -6,7 +6,7 @@ type JsonSchema = Record<string, unknown>;
 /** The contract's error body, `Error` in the document's components. */
 export const errorBodySchema = z
   .object({
-    code: z.enum(['bad_request', 'not_found', 'internal_error', 'unauthorized', 'forbidden', 'already_exists', 'max_run_reached', 'not_running', 'already_running', 'timeout', 'service_unavailable']),
+    code: z.enum(['bad_request', 'not_found', 'internal_error', 'unauthorized', 'forbidden', 'already_exists', 'max_run_reached', 'not_running', 'already_running', 'timeout', 'service_unavailable', 'too_many_requests']),
     message: z.string(),
     details: z.record(z.string(), z.unknown()).optional(),
   })
@@ -18,8 +18,26 @@ export const openApiDocumentSchema = z.object({
   info: z.object({ title: z.string(), version: z.string() }),
   servers: z.array(z.object({ url: z.string() })),
   paths: z.record(z.string(), z.record(z.string(), z.unknown())),
-  components: z.object({ schemas: z.record(z.string(), z.unknown()) }),
+  components: z.object({ schemas: z.record(z.string(), z.unknown()), securitySchemes: z.record(z.string(), z.unknown()) }),
 });
+
+/** How callers authenticate (contract: Authentication); which ones a deployment accepts depends on `auth.mode`. */
+const SECURITY_SCHEMES = {
+  bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A token from POST /auth/login or /auth/setup (auth.mode builtin)' },
+  apiKey: { type: 'http', scheme: 'bearer', description: 'An API key, `svc_...` (auth.mode builtin)' },
+  basicAuth: { type: 'http', scheme: 'basic', description: 'Username and password (auth.mode basic, or a built-in user)' },
+  webhookToken: { type: 'http', scheme: 'bearer', description: 'A webhook token, `svc_wh_...`: only POST /webhooks/{fileName}' },
+};
+
+/**
+ * What an operation needs: public ones nothing; webhook calls their token; the rest any
+ * credential, whose role must grant `x-permission` (auth.mode none accepts every call).
+ */
+function securityOf(route: AnyRoute): Array<Record<string, string[]>> {
+  if (route.permission === 'public') return [];
+  if (route.permission === 'webhook') return [{ webhookToken: [] }];
+  return [{ bearerAuth: [] }, { apiKey: [] }, { basicAuth: [] }];
+}
 
 const statusText: Record<number, string> = {
   200: 'OK',
@@ -31,6 +49,7 @@ const statusText: Record<number, string> = {
   404: 'Not found',
   408: 'Timeout',
   409: 'Conflict',
+  429: 'Too many requests',
   500: 'Internal error',
   503: 'Service unavailable',
 };
@@ -99,7 +118,8 @@ function successResponse(route: AnyRoute, components: Components): JsonSchema {
 
 function responsesOf(route: AnyRoute, components: Components): JsonSchema {
   const responses: JsonSchema = { [String(route.successStatus ?? 200)]: successResponse(route, components) };
-  const errorStatuses = [400, ...(route.errors ?? []), ...Object.keys(route.errorBodies ?? {}).map(Number), 500];
+  const denials = route.permission === 'public' ? [] : route.permission === 'authenticated' || route.permission === 'webhook' ? [401] : [401, 403];
+  const errorStatuses = [400, ...denials, ...(route.errors ?? []), ...Object.keys(route.errorBodies ?? {}).map(Number), 500];
   for (const status of [...new Set(errorStatuses)].sort()) {
     const body = route.errorBodies?.[status] ?? errorBodySchema;
     responses[String(status)] = { description: statusText[status] ?? 'Error', content: { 'application/json': { schema: components.toSchema(body, 'output') } } };
@@ -126,6 +146,8 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { apiBasePath:
       ...(route.deprecated === true ? { deprecated: true } : {}),
       parameters: parametersOf(route, components),
       responses: responsesOf(route, components),
+      security: securityOf(route),
+      'x-permission': route.permission,
     };
     const requestBody = requestBodyOf(route, components);
     if (requestBody !== undefined) operation.requestBody = requestBody;
@@ -136,6 +158,6 @@ export function buildOpenApiDocument(routes: AnyRoute[], options: { apiBasePath:
     info: { title: 'Trellis API', version: options.version },
     servers: [{ url: options.apiBasePath }],
     paths,
-    components: { schemas: components.schemas },
+    components: { schemas: components.schemas, securitySchemes: SECURITY_SCHEMES },
   };
 }

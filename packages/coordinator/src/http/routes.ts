@@ -1,8 +1,10 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { BadRequestError } from '@trellis/core';
+import { BadRequestError, UnauthorizedError } from '@trellis/core';
 import { setMatchedRoute } from './access-log.js';
 import type { Permission } from '../auth/permissions.js';
+import type { Principal } from '../auth/principal.js';
+import { admit, NO_CREDENTIALS, type Authenticate } from './access-control.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -11,6 +13,8 @@ export interface RouteContext<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /** Who is calling; undefined only on public routes. */
+  principal: Principal | undefined;
   req: Request;
   res: Response;
 }
@@ -42,7 +46,7 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
    * What the caller needs (see `auth/permissions.ts`); the access-control middleware and the
    * OpenAPI document's security requirements both read it.
    */
-  permission?: Permission;
+  permission: Permission;
   params?: P;
   query?: Q;
   body?: B;
@@ -62,6 +66,12 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   /** Content type of a non-JSON success body (for example the metrics text). */
   produces?: string;
   handler(ctx: RouteContext<Out<P>, Out<Q>, Out<B>>): Promise<unknown>;
+}
+
+/** The caller of a route that needs credentials (always set there: `admit` refused the request otherwise). */
+export function actorOf(ctx: { principal: Principal | undefined }): Principal {
+  if (ctx.principal === undefined) throw new UnauthorizedError('authentication required');
+  return ctx.principal;
 }
 
 /** The registry stores heterogeneous routes; their schema types are erased here. */
@@ -155,12 +165,13 @@ function checkResponse(route: AnyRoute, status: number, body: unknown): void {
   if (!result.success) throw new Error(`${route.operationId} answered ${status} with a body that does not match its declared schema: ${formatIssues('response', result.error.issues)}`);
 }
 
-async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean): Promise<void> {
+async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean, authenticate: Authenticate): Promise<void> {
+  const principal = await admit(req, route.permission, authenticate);
   parsePart(remoteNodeQuery, { remoteNode: req.query.remoteNode }, 'query');
   const params: unknown = parsePart(route.params, req.params, 'path');
   const query: unknown = parsePart(route.query, req.query, 'query');
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
-  const result = await route.handler({ params, query, body, req, res });
+  const result = await route.handler({ params, query, body, principal, req, res });
   if (result === HANDLED) return;
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
   const payload = result instanceof Reply ? result.body : result;
@@ -173,7 +184,7 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
 export type RequestObserver = (method: string, route: string, status: number, seconds: number) => void;
 
 /** Binds every route to an express router; rejections reach the error middleware (express 5). */
-export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver, checkResponses = false): void {
+export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver, checkResponses = false, authenticate: Authenticate = NO_CREDENTIALS): void {
   for (const route of sortBySpecificity(routes)) {
     router[route.method](toExpressPath(route.path), (req: Request, res: Response) => {
       setMatchedRoute(res, route.path);
@@ -181,7 +192,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], observe?: Reques
         const started = process.hrtime.bigint();
         res.once('finish', () => observe(route.method.toUpperCase(), route.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
       }
-      return runRoute(route, req, res, checkResponses);
+      return runRoute(route, req, res, checkResponses, authenticate);
     });
   }
 }

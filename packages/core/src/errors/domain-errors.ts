@@ -63,6 +63,18 @@ export class ServiceUnavailableError extends TrellisError {
   readonly kind = 'service_unavailable';
 }
 
+/** Too many failed logins for an account or from an address; `retryAfterSec` says when to try again. */
+export class TooManyRequestsError extends TrellisError {
+  readonly kind = 'too_many_requests';
+
+  constructor(
+    message: string,
+    readonly retryAfterSec: number,
+  ) {
+    super(message, { retryAfterSec });
+  }
+}
+
 /** A fault of ours, not of the request. */
 export class InternalError extends TrellisError {
   readonly kind = 'internal_error';

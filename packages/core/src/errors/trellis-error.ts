@@ -12,7 +12,9 @@ export type ErrorCode =
   | 'not_running'
   | 'already_running'
   | 'timeout'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  /** Not in the contract's list, which has no status for throttling: failed logins past the limit (429). */
+  | 'too_many_requests';
 
 /**
  * What a transport maps to its status. The same as the code except `singleton_running`: the

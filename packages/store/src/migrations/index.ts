@@ -13,8 +13,9 @@ import { sql as runsFillfactor } from './0009_runs_fillfactor.js';
 import { sql as admissionFunction } from './0010_admission_function.js';
 import { sql as runSecretParams } from './0011_run_secret_params.js';
 import { sql as secretRunEnv } from './0012_secret_run_env.js';
-import { sql as apiKeys } from './0013_api_keys.js';
-import { sql as webhooks } from './0014_webhooks.js';
+import { sql as users } from './0013_users.js';
+import { sql as apiKeys } from './0014_api_keys.js';
+import { sql as webhooks } from './0015_webhooks.js';
 
 interface Migration {
   version: number;
@@ -36,8 +37,9 @@ export const MIGRATIONS: Migration[] = [
   { version: 10, name: '0010_admission_function', sql: admissionFunction },
   { version: 11, name: '0011_run_secret_params', sql: runSecretParams },
   { version: 12, name: '0012_secret_run_env', sql: secretRunEnv },
-  { version: 13, name: '0013_api_keys', sql: apiKeys },
-  { version: 14, name: '0014_webhooks', sql: webhooks },
+  { version: 13, name: '0013_users', sql: users },
+  { version: 14, name: '0014_api_keys', sql: apiKeys },
+  { version: 15, name: '0015_webhooks', sql: webhooks },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -1,0 +1,131 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import jwt from 'jsonwebtoken';
+import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { basic, bearer, callWith, mintLicense, type Answer } from './support/auth-fixtures.js';
+
+/** The contract's role table, written out here rather than read from the code it checks. */
+const CONTRACT: Record<string, Record<string, boolean>> = {
+  'dags:read': { admin: true, manager: true, developer: true, operator: true, viewer: true },
+  'dags:write': { admin: true, manager: true, developer: true, operator: false, viewer: false },
+  'dags:run': { admin: true, manager: true, developer: true, operator: true, viewer: false },
+  'audit:read': { admin: true, manager: true, developer: false, operator: false, viewer: false },
+  'users:manage': { admin: true, manager: false, developer: false, operator: false, viewer: false },
+};
+
+/** Rules of the contract that name routes: the permission each must declare. */
+const NAMED: Record<string, string> = {
+  'get /health': 'public',
+  'post /auth/setup': 'public',
+  'post /auth/login': 'public',
+  'post /auth/change-password': 'authenticated',
+  'get /event-logs': 'audit:read',
+  'get /users': 'users:manage',
+  'post /users': 'users:manage',
+  'delete /dags/{fileName}': 'dags:write',
+  'put /dags/{fileName}/spec': 'dags:write',
+  'post /dags/{fileName}/start': 'dags:run',
+  'post /dag-runs/{name}/{dagRunId}/stop': 'dags:run',
+  'post /dag-runs/{name}/{dagRunId}/retry': 'dags:run',
+  'get /dags': 'dags:read',
+  'post /services/scheduler/pause': 'users:manage',
+  'get /services/scheduler/pause': 'authenticated',
+};
+
+const SECRET = 'matrix-test-token-secret-of-40-characters!';
+const ROLES = ['admin', 'manager', 'developer', 'operator', 'viewer'] as const;
+const PASSWORD = 'correct horse battery';
+const PARAMS: Record<string, string> = { fileName: 'no_such_dag', name: 'no_such_dag', dagRunId: 'no-such-run', stepName: 'step', subDagRunId: 'no-such-sub', userId: 'no-such-user', queueName: 'no-such-queue' };
+
+let t: TestCoordinator;
+const credentials: Record<string, string> = {};
+let adminId = '';
+
+function concretePath(path: string): string {
+  return path.replace(/\{([A-Za-z]+)\}/g, (_, name: string) => PARAMS[name] ?? 'x');
+}
+
+async function call(method: string, path: string, authorization: string | undefined, body?: unknown): Promise<Answer> {
+  return callWith(t.coordinator.apiUrl, method, path, authorization, body);
+}
+
+before(async () => {
+  const { license, licensePublicKey } = mintLicense();
+  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey } });
+  const setup = await call('POST', '/auth/setup', undefined, { username: 'admin', password: PASSWORD });
+  assert.equal(setup.status, 200, JSON.stringify(setup.json));
+  credentials.admin = bearer(setup.json.token as string);
+  adminId = (setup.json.user as { id: string }).id;
+  for (const role of ROLES.filter((r) => r !== 'admin')) {
+    const made = await call('POST', '/users', credentials.admin, { username: role, password: PASSWORD, role });
+    assert.equal(made.status, 201, JSON.stringify(made.json));
+    // Basic for some roles, tokens for the others: both authentication paths meet the same table.
+    if (role === 'operator') credentials[role] = basic(role, PASSWORD);
+    else credentials[role] = bearer(((await call('POST', '/auth/login', undefined, { username: role, password: PASSWORD })).json.token as string));
+  }
+  const gone = await call('POST', '/users', credentials.admin, { username: 'gone', password: PASSWORD, role: 'admin' });
+  const goneToken = (await call('POST', '/auth/login', undefined, { username: 'gone', password: PASSWORD })).json.token as string;
+  assert.equal((await call('GET', '/auth/me', bearer(goneToken))).status, 200);
+  const disabled = await call('PATCH', `/users/${(gone.json.user as { id: string }).id}`, credentials.admin, { isDisabled: true });
+  assert.equal(disabled.status, 200, JSON.stringify(disabled.json));
+  credentials['disabled user'] = bearer(goneToken);
+  credentials['no credentials'] = '';
+  credentials['bad token'] = bearer('not-a-token');
+  credentials['forged token'] = bearer(jwt.sign({ gen: 0 }, 'another-secret-another-secret-another!', { algorithm: 'HS256', subject: adminId, expiresIn: 600 }));
+  credentials['expired token'] = bearer(jwt.sign({ gen: 0, exp: Math.floor(Date.now() / 1000) - 60 }, SECRET, { algorithm: 'HS256', subject: adminId }));
+  credentials['unknown API key'] = bearer('svc_not-a-key');
+  credentials['malformed Basic'] = 'Basic !!!';
+});
+
+after(async () => {
+  await t.stop();
+});
+
+type Operation = { 'x-permission'?: string; security?: unknown[] };
+
+describe('access control matrix: every operation of the served OpenAPI document under every role and bad credential', () => {
+  test('every operation declares a permission, the contract-named ones the right one, and answers as the role table says', async () => {
+    const doc = await call('GET', '/openapi.json', credentials.admin);
+    assert.equal(doc.status, 200);
+    const paths = doc.json.paths as Record<string, Record<string, Operation>>;
+    const failures: string[] = [];
+    let checked = 0;
+    for (const [path, operations] of Object.entries(paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const key = `${method} ${path}`;
+        const permission = operation['x-permission'];
+        if (permission === undefined) {
+          failures.push(`${key}: no permission in the table`);
+          continue;
+        }
+        if (NAMED[key] !== undefined && NAMED[key] !== permission) failures.push(`${key}: needs ${NAMED[key]} by the contract, declares ${permission}`);
+        if (permission !== 'public' && permission !== 'authenticated' && permission !== 'webhook' && CONTRACT[permission] === undefined) failures.push(`${key}: unknown permission ${permission}`);
+        const body = method === 'get' || method === 'delete' ? undefined : {};
+        for (const [who, authorization] of Object.entries(credentials)) {
+          const answer = await call(method.toUpperCase(), concretePath(path), authorization === '' ? undefined : authorization, body);
+          checked += 1;
+          const isRole = (ROLES as readonly string[]).includes(who);
+          const expected = permission === 'public' ? 'allowed' : !isRole ? 'unauthorized' : permission === 'authenticated' || CONTRACT[permission]?.[who] === true ? 'allowed' : 'forbidden';
+          const details = answer.json.details as { permission?: string } | undefined;
+          const got = answer.status === 401 && answer.json.code === 'unauthorized' ? 'unauthorized' : answer.status === 403 && answer.json.code === 'forbidden' && details?.permission !== undefined ? 'forbidden' : answer.status === 401 || answer.status === 403 ? `odd ${answer.status} ${JSON.stringify(answer.json)}` : 'allowed';
+          if (got !== expected) failures.push(`${key} as ${who}: expected ${expected}, got ${got} (${answer.status} ${JSON.stringify(answer.json).slice(0, 200)})`);
+          if (got === 'forbidden' && details?.permission !== permission) failures.push(`${key} as ${who}: 403 names ${details?.permission}`);
+        }
+        // The document states the requirement too: nothing for public operations, credentials for the rest.
+        if ((permission === 'public') !== (operation.security?.length === 0)) failures.push(`${key}: security requirement does not match ${permission}`);
+      }
+    }
+    assert.deepEqual(failures, []);
+    assert.ok(checked > 40 * Object.keys(credentials).length, `walked ${checked} requests`);
+  });
+
+  test('the contract rules by name: event logs need manager or admin, DAG edits developer or above', async () => {
+    assert.equal((await call('GET', '/event-logs', credentials.developer)).status, 403);
+    assert.equal((await call('GET', '/event-logs', credentials.manager)).status, 200);
+    const denied = await call('DELETE', '/dags/no_such_dag', credentials.operator);
+    assert.deepEqual([denied.status, denied.json.code, denied.json.message], [403, 'forbidden', 'Permission denied to edit DAGs']);
+    const missing = await call('GET', '/dags', undefined);
+    assert.deepEqual([missing.status, missing.json.code], [401, 'unauthorized']);
+    assert.equal((await call('GET', '/health', credentials['bad token'])).status, 200);
+  });
+});

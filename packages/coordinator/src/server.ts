@@ -56,7 +56,6 @@ import type { Logger } from './logging/logger.js';
 import { ShutdownStack } from './lifecycle/shutdown-stack.js';
 import { checkHttpExposure } from './auth/exposure.js';
 import { openAccessControl } from './auth/access-service.js';
-import type { ApiKeyResolver } from './auth/authenticator.js';
 import { authRoutes } from './api/auth.routes.js';
 import { userRoutes } from './api/users.routes.js';
 
@@ -90,8 +89,6 @@ export interface StartOptions {
   schedulerClock?: SchedulerClock;
   /** Check every JSON answer against its route's declared response schema (tests). */
   checkResponses?: boolean;
-  /** Resolves `Bearer svc_...` secrets (API keys, webhook tokens) to principals; without it they are refused. */
-  apiKeys?: ApiKeyResolver;
 }
 
 /** Local runs the previous process was running when it died cannot be resumed: they are failed, with a reason. */

@@ -30,6 +30,9 @@ const NAMED: Record<string, string> = {
   'get /dags': 'dags:read',
   'post /services/scheduler/pause': 'users:manage',
   'get /services/scheduler/pause': 'authenticated',
+  'post /webhooks/{fileName}': 'webhook',
+  'post /api-keys': 'users:manage',
+  'post /dags/{fileName}/webhook': 'users:manage',
 };
 
 const SECRET = 'matrix-test-token-secret-of-40-characters!';
@@ -105,7 +108,8 @@ describe('access control matrix: every operation of the served OpenAPI document 
           const answer = await call(method.toUpperCase(), concretePath(path), authorization === '' ? undefined : authorization, body);
           checked += 1;
           const isRole = (ROLES as readonly string[]).includes(who);
-          const expected = permission === 'public' ? 'allowed' : !isRole ? 'unauthorized' : permission === 'authenticated' || CONTRACT[permission]?.[who] === true ? 'allowed' : 'forbidden';
+          // The webhook route takes only its DAG's webhook token: a user's or key's credentials are an invalid webhook token (401 by the contract).
+          const expected = permission === 'public' ? 'allowed' : !isRole || permission === 'webhook' ? 'unauthorized' : permission === 'authenticated' || CONTRACT[permission]?.[who] === true ? 'allowed' : 'forbidden';
           const details = answer.json.details as { permission?: string } | undefined;
           const got = answer.status === 401 && answer.json.code === 'unauthorized' ? 'unauthorized' : answer.status === 403 && answer.json.code === 'forbidden' && details?.permission !== undefined ? 'forbidden' : answer.status === 401 || answer.status === 403 ? `odd ${answer.status} ${JSON.stringify(answer.json)}` : 'allowed';
           if (got !== expected) failures.push(`${key} as ${who}: expected ${expected}, got ${got} (${answer.status} ${JSON.stringify(answer.json).slice(0, 200)})`);

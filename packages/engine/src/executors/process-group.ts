@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
-import { toError } from '@trellis/core';
 
 export interface SpawnedResult {
   exitCode: number;
@@ -58,7 +57,7 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
       const files = options.files;
       child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', files?.stdoutFd ?? 'pipe', files?.stderrFd ?? 'pipe'] });
     } catch (error) {
-      resolve({ exitCode: 127, signal: null, stopped: false, error: toError(error).message });
+      resolve({ exitCode: 127, signal: null, stopped: false, error: (error instanceof Error ? error.message : String(error)) });
       return;
     }
     if (child.pid !== undefined) options.onStart?.(child.pid);
@@ -93,9 +92,30 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
       const exitCode = final.code ?? (final.signal !== null ? 128 + signalNumber(final.signal) : 1);
       const result: SpawnedResult = { exitCode: spawnError !== undefined && final.code === null ? 127 : exitCode, signal: final.signal, stopped };
       if (spawnError !== undefined) result.error = spawnError;
-      resolve(result);
+      void groupGone(child.pid).then(() => resolve(result));
     });
   });
+}
+
+/** How long a step's end waits for the rest of its killed group to be gone (a loaded host is slow to schedule them). */
+const GROUP_GONE_WAIT_MS = 2000;
+
+/**
+ * Resolves once no process of the group is left: the SIGKILL sent on exit is delivered
+ * asynchronously, and a step is not over while its background processes still run. Immediate
+ * when the group was empty (the usual case: one kill(0) probe).
+ */
+async function groupGone(pid: number | undefined): Promise<void> {
+  if (pid === undefined) return;
+  const deadline = Date.now() + GROUP_GONE_WAIT_MS;
+  while (Date.now() < deadline) {
+    try {
+      process.kill(-pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGUSR1: 10, SIGUSR2: 12, SIGTERM: 15 };

@@ -1,8 +1,8 @@
 // The spawner process: starts step processes for a ProcessSpawner in the parent. It loads
-// nothing but the process-group code, so its small heap makes each fork cheap.
+// nothing but the process-group code, so its small heap makes each fork cheap (not even
+// @trellis/core: its schema and YAML libraries would load with it).
 import { closeSync, openSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { toError } from '@trellis/core';
 import { runInProcessGroup } from '../process-group.js';
 import type { FromSpawner, SpawnMessage, ToSpawner } from './protocol.js';
 
@@ -46,7 +46,7 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
     });
     send({ t: 'ended', id: message.id, result });
   } catch (error) {
-    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${toError(error).message}` } });
+    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${(error instanceof Error ? error.message : String(error))}` } });
   } finally {
     running.delete(message.id);
     if (fds !== undefined) {

@@ -5,10 +5,10 @@ import { queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle,
 import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
-import { executedInputs } from './masked-params.js';
+import { executedInputs } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
-import { waitForRunEnd } from './run-waiter.js';
+import { waitForRunEnd } from '../runs/run-waiter.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on

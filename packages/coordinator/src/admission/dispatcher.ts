@@ -1,9 +1,9 @@
 import { admitQueuedRuns, hasQueuedRuns, type Db } from '@trellis/store';
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import type { LocalExecutor } from './local-executor.js';
-import { SerialPass } from '../dispatch/serial-pass.js';
-import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from '../dispatch/placement.js';
+import type { LocalExecutor } from '../execution/local-executor.js';
+import { SerialPass } from './serial-pass.js';
+import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 
 /** The safety net: admission also runs this often even if nothing woke it. */
 const SWEEP_MS = 2000;

@@ -32,7 +32,10 @@ export class Dispatcher {
   /** The last admission found no local run queued, and nothing has queued one since. */
   private noLocalQueued = false;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    // A run that ends frees a slot: local runs waiting for it may be admitted.
+    deps.executor.onSlotFreed(() => this.wake('slot'));
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake('work'), SWEEP_MS);

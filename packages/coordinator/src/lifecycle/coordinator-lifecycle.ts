@@ -7,6 +7,7 @@ import { startGrpcServer, type GrpcServer } from '../grpc/server.js';
 import { startWorkerMonitor } from '../workers/worker-monitor.js';
 import { startRetention } from '../runs/retention.js';
 import { openAccessControl, type AccessControl } from '../auth/access-service.js';
+import type { ApiKeyResolver } from '../auth/authenticator.js';
 import type { ServerConfig } from '../config/load.js';
 import type { Logger } from '../logging/logger.js';
 import { ShutdownStack } from './shutdown-stack.js';
@@ -21,6 +22,8 @@ export interface LifecycleOptions extends AssemblyOptions {
   db?: Db;
   /** Check every JSON answer against its route's declared response schema (tests). */
   checkResponses?: boolean;
+  /** Resolves `Bearer svc_...` secrets instead of the API key service (tests of the hook). */
+  apiKeys?: ApiKeyResolver;
 }
 
 export interface Started {
@@ -111,7 +114,7 @@ export class CoordinatorLifecycle {
     await this.startWorkerSide(parts);
     parts.resources.start();
     this.opened.push('resource history', () => parts.resources.stop());
-    const access = await openAccessControl(config.auth, db, (token) => parts.apiKeys.authenticateApiKey(token));
+    const access = await openAccessControl(config.auth, db, options.apiKeys ?? ((token) => parts.apiKeys.authenticateApiKey(token)));
     const server = await this.startHttp(parts, access, options.checkResponses ?? false);
     this.startAdmission(parts);
     await this.startScheduler(parts);

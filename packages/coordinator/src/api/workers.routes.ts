@@ -1,7 +1,7 @@
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { workerListSchema } from './worker.schemas.js';
-import type { WorkerHealth } from '../dispatch/worker-registry.js';
-import type { ConnectedWorkers } from '../dispatch/connected-workers.js';
+import type { WorkerHealth } from '../workers/worker-registry.js';
+import type { ConnectedWorkers } from '../workers/connected-workers.js';
 
 /** The contract's names for the health states (metrics keep the short ones as label values). */
 const HEALTH_STATUS: Record<WorkerHealth, string> = {

@@ -1,6 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import { BadRequestError, isEnvVarName, isValidWorkerId, NotFoundError, NotRunningError, validateRunId, type CoordinatorMethod, type CoordinatorMethods } from '@trellis/core';
-import type { RemoteWorkers } from '../dispatch/remote-workers.js';
+import type { RemoteWorkers } from '../workers/remote-workers.js';
 import type { SubRuns } from '../runs/sub-runs.js';
 import type { CallContext } from './call-context.js';
 

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { runStatusLabel, type RunStatus, toError } from '@trellis/core';
 import { finishedRunsByStatus, queueStats, type Db, type QueueStats, type RunRecord } from '@trellis/store';
-import type { WorkerRegistry, WorkerView } from '../dispatch/worker-registry.js';
+import type { WorkerRegistry, WorkerView } from '../workers/worker-registry.js';
 import type { Logger } from '../logging/logger.js';
 
 /** Database aggregates are refreshed at most this often, however many scrapers there are. */

@@ -1,7 +1,7 @@
 import { RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus, BadRequestError, NotFoundError, TimeoutError } from '@trellis/core';
 import { queueRunCommand, setNodeData, type Db, type RunRecord } from '@trellis/store';
 import type { DagIndex } from '../definitions/dag-index.js';
-import type { LocalExecutor } from './local-executor.js';
+import type { LocalExecutor } from '../execution/local-executor.js';
 import type { RunQueries } from './run-queries.js';
 import type { RunService, StartRequest } from './run-service.js';
 import { waitForRun } from './run-waiter.js';

@@ -5,13 +5,13 @@ import {
   type Db, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
-import type { Dispatcher } from './dispatcher.js';
-import type { LocalExecutor } from './local-executor.js';
-import { dagLogRoot, runLogFile } from './log-paths.js';
+import type { Dispatcher } from '../admission/dispatcher.js';
+import type { LocalExecutor } from '../execution/local-executor.js';
+import { dagLogRoot, runLogFile } from '../logs/log-paths.js';
 import { executedInputs, insertMaskedRun, insertSubRun } from './masked-params.js';
 import type { QueuedCondition } from './payloads.js';
-import { placementOf, subRunQueue, type ExecutionMode } from '../dispatch/placement.js';
-import { queuedConditions, type ConditionDeps } from '../dispatch/conditions.js';
+import { placementOf, subRunQueue, type ExecutionMode } from '../admission/placement.js';
+import { queuedConditions, type ConditionDeps } from '../admission/conditions.js';
 
 export interface StartRequest {
   /** The definition text and the file it came from ('' for inline specs). */

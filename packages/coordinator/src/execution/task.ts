@@ -1,7 +1,7 @@
 import { runLineage, type Task } from '@trellis/core';
 import { readDotenvFiles } from '@trellis/engine';
 import type { Db, RunRecord } from '@trellis/store';
-import type { SpecCache } from '../runs/spec-cache.js';
+import type { SpecCache } from './spec-cache.js';
 import { executedInputs } from '../runs/masked-params.js';
 
 /** The DAG's relative dotenv files beside its file (a stored DAG's, in the DAGs folder); an inline spec has none. */

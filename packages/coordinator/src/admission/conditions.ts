@@ -1,7 +1,7 @@
 import { RunStatus } from '@trellis/core';
 import { queueCounts, type Db, type RunRecord } from '@trellis/store';
 import type { QueuedCondition } from '../runs/payloads.js';
-import { selectorMatches, type WorkerRegistry } from './worker-registry.js';
+import { selectorMatches, type WorkerRegistry } from '../workers/worker-registry.js';
 
 export interface ConditionDeps {
   db: Db;

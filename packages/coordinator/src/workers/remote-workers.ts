@@ -4,12 +4,12 @@ import {
 } from '@trellis/core';
 import { ackRun, attemptsAssignedTo, cancellationsFor, reconcileHeldAttempts, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
-import type { RunObserver } from '../runs/run-observer.js';
-import type { SpecCache } from '../runs/spec-cache.js';
-import type { RemotePollers } from './remote-pollers.js';
-import type { ReportApplier } from './report-applier.js';
+import type { RunObserver } from '../execution/run-observer.js';
+import type { SpecCache } from '../execution/spec-cache.js';
+import type { RemotePollers } from '../admission/remote-pollers.js';
+import type { ReportApplier } from '../execution/report-applier.js';
 import type { WorkerRegistry } from './worker-registry.js';
-import { taskFor } from './task.js';
+import { taskFor } from '../execution/task.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 /**

@@ -1,9 +1,9 @@
 import { admitQueuedRuns, hasQueuedRuns, type Db } from '@trellis/store';
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import type { LocalExecutor } from './local-executor.js';
-import { SerialPass } from '../dispatch/serial-pass.js';
-import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from '../dispatch/placement.js';
+import type { LocalExecutor } from '../execution/local-executor.js';
+import { SerialPass } from './serial-pass.js';
+import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 
 /** The safety net: admission also runs this often even if nothing woke it. */
 const SWEEP_MS = 2000;
@@ -32,7 +32,10 @@ export class Dispatcher {
   /** The last admission found no local run queued, and nothing has queued one since. */
   private noLocalQueued = false;
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    // A run that ends frees a slot: local runs waiting for it may be admitted.
+    deps.executor.onSlotFreed(() => this.wake('slot'));
+  }
 
   start(): void {
     this.timer = setInterval(() => this.wake('work'), SWEEP_MS);

@@ -5,10 +5,10 @@ import { queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle,
 import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
-import { executedInputs } from './masked-params.js';
+import { executedInputs } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
-import { waitForRunEnd } from './run-waiter.js';
+import { waitForRunEnd } from '../runs/run-waiter.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -47,13 +47,6 @@ export interface LocalExecutorDeps {
   observer: RunObserver;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
-  /** A run finished: its slot is free. */
-  onFinished: () => void;
-  /**
-   * Where children are queued. Late-bound: RunService is built after this executor (it needs
-   * it), and the getter is called only once runs exist.
-   */
-  childRuns: () => ChildRunQueue;
 }
 
 /**
@@ -67,11 +60,28 @@ export class LocalExecutor {
   private readonly closing = new AbortController();
   /** Emits a run's endKey once a run this executor hosts is over and recorded: its parent's wait ends at once. */
   private readonly ends = new EventEmitter();
+  /** Told when a run is over and its queue slot free (the dispatcher subscribes). */
+  private readonly slotListeners: Array<() => void> = [];
+  /** Where sub-DAG children are queued: the run service, which is built after this executor (it stops local runs through it). */
+  private childRuns: ChildRunQueue | undefined;
 
   constructor(private readonly deps: LocalExecutorDeps) {
     // Each waiting child listens for the shutdown and its own end while it sleeps: any number at once.
     setMaxListeners(0, this.closing.signal);
     this.ends.setMaxListeners(0);
+  }
+
+  /**
+   * Completes the assembly: the run service that queues this executor's sub-DAG children. It
+   * needs this executor, so it is attached once both exist, before the first run is admitted.
+   */
+  attachChildRuns(queue: ChildRunQueue): void {
+    this.childRuns = queue;
+  }
+
+  /** `listener` is called each time a run ends here (its queue slot is free). */
+  onSlotFreed(listener: () => void): void {
+    this.slotListeners.push(listener);
   }
 
   get running(): number {
@@ -139,7 +149,7 @@ export class LocalExecutor {
         this.handles.delete(run.id);
         this.finished.delete(run.id);
         this.ends.emit(endKey(run.dagName, run.dagRunId));
-        this.deps.onFinished();
+        this.freeSlot();
       });
     this.finished.set(run.id, done);
   }
@@ -176,6 +186,15 @@ export class LocalExecutor {
     for (const handle of this.handles.values()) handle.stop(reason);
   }
 
+  private freeSlot(): void {
+    for (const listener of this.slotListeners) listener();
+  }
+
+  private children(): ChildRunQueue {
+    if (this.childRuns === undefined) throw new Error('the local executor has no child run queue attached');
+    return this.childRuns;
+  }
+
   /** A stored DAG's file lies in the DAGs folder; an inline spec (no file name) has no folder. */
   private dagFileDir(run: RunRecord): { baseDir?: string } {
     return run.fileName !== '' ? { baseDir: this.deps.dagsDir } : {};
@@ -185,7 +204,7 @@ export class LocalExecutor {
     this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
     await updateRunStatus(this.deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error });
     this.ends.emit(endKey(run.dagName, run.dagRunId));
-    this.deps.onFinished();
+    this.freeSlot();
   }
 
   /**
@@ -200,7 +219,7 @@ export class LocalExecutor {
     return (request: SubRunRequest): SubRunHandle =>
       queuedSubRun(request, {
         enqueue: async () => {
-          await this.deps.childRuns().enqueueChild(parent, startSubRunRequest(parentSide, { ...request, fromParentFile: request.localDag !== undefined }));
+          await this.children().enqueueChild(parent, startSubRunRequest(parentSide, { ...request, fromParentFile: request.localDag !== undefined }));
         },
         waitForEnd: () => this.waitForChild(request),
         stop: () => this.stopQueuedChild(parent, request),
@@ -225,7 +244,7 @@ export class LocalExecutor {
     try {
       const child = await getRun(this.deps.db, request.dagName, request.dagRunId);
       if (child === undefined || isTerminalRunStatus(child.status)) return;
-      await this.deps.childRuns().stop(child);
+      await this.children().stop(child);
       this.deps.logger.info('sub-DAG run stopped with its parent', { dagName: child.dagName, dagRunId: child.dagRunId, parentDagRunId: parent.dagRunId });
     } catch (error) {
       // It may have ended in between (not running any more): nothing left to stop.

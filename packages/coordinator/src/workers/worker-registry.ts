@@ -1,4 +1,4 @@
-import { isLocalWorkerId } from '../runs/local-executor.js';
+import { isLocalWorkerId } from '../execution/local-executor.js';
 import { listWorkers, upsertWorker, type Db, type WorkerRecord, type WorkerRegistration } from '@trellis/store';
 
 export type WorkerHealth = 'healthy' | 'warning' | 'unhealthy';

@@ -1,0 +1,185 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { releaseLease, type Db } from '@trellis/store';
+import { DagFiles } from '../definitions/dag-files.js';
+import { DagIndex } from '../definitions/dag-index.js';
+import { Dispatcher } from '../admission/dispatcher.js';
+import { QueueLimits } from '../admission/placement.js';
+import { RemotePollers } from '../admission/remote-pollers.js';
+import { LocalExecutor, localWorkerId } from '../execution/local-executor.js';
+import { ReportApplier } from '../execution/report-applier.js';
+import { SpecCache } from '../execution/spec-cache.js';
+import { RunService } from '../runs/run-service.js';
+import { RunQueries } from '../runs/run-queries.js';
+import { SubRuns } from '../runs/sub-runs.js';
+import { RunEventHub } from '../runs/run-event-hub.js';
+import { RemoteWorkers } from '../workers/remote-workers.js';
+import { WorkerRegistry } from '../workers/worker-registry.js';
+import { Peers } from '../workers/peers.js';
+import { workerHandlers, type WorkerHandlers } from '../grpc/worker-service.js';
+import { ApiKeyService } from '../auth/api-keys.js';
+import { WebhookService } from '../webhooks/webhook-service.js';
+import { ResourceHistory } from '../metrics/resource-history.js';
+import { ServiceMetrics } from '../metrics/service-metrics.js';
+import { Scheduler } from '../scheduler/scheduler.js';
+import { SchedulerLeadership } from '../scheduler/leadership.js';
+import { realClock, scaledClock, type SchedulerClock } from '../scheduler/clock.js';
+import type { ServerConfig } from '../config/load.js';
+import type { Logger } from '../logging/logger.js';
+
+export const VERSION = '0.1.0';
+
+/** Everything a coordinator is made of, built and wired; nothing started, nothing listening. */
+export interface CoordinatorParts {
+  config: ServerConfig;
+  logger: Logger;
+  db: Db;
+  /** This coordinator's local executor's worker id. */
+  localId: string;
+  instanceId: string;
+  startedAt: Date;
+  files: DagFiles;
+  index: DagIndex;
+  globalQueues: Map<string, number>;
+  queueLimits: QueueLimits;
+  registry: WorkerRegistry;
+  peers: Peers;
+  metrics: ServiceMetrics;
+  executor: LocalExecutor;
+  remote: RemotePollers;
+  dispatcher: Dispatcher;
+  runs: RunService;
+  queries: RunQueries;
+  leadership: SchedulerLeadership;
+  scheduler: Scheduler;
+  runEvents: RunEventHub;
+  resources: ResourceHistory;
+  apiKeys: ApiKeyService;
+  webhooks: WebhookService;
+  /** What the worker gRPC server answers, when it runs (grpcPort >= 0). */
+  workerHandlers?: WorkerHandlers;
+}
+
+export interface AssemblyOptions {
+  schedulerClock?: SchedulerClock;
+}
+
+/**
+ * Builds the coordinator's parts in dependency order: admission needs the executor, the run
+ * service needs both, and the executor's sub-DAG children go through the run service, which it
+ * is given by an explicit attach once that exists. Constructors only wire; starting is the
+ * lifecycle's (see coordinator-lifecycle.ts), except the API key service's flush timer, whose
+ * stop the lifecycle registers first.
+ */
+export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db, options: AssemblyOptions = {}): CoordinatorParts {
+  const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
+  const files = new DagFiles(config.dagsDir);
+  const index = new DagIndex(files, logger, config.baseConfig);
+  const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
+  const queueLimits = new QueueLimits(globalQueues, () => index.all().flatMap((e): Array<[string, number]> => (e.result.dag?.maxActiveRuns !== undefined ? [[e.name, e.result.dag.maxActiveRuns]] : [])));
+  const queueLimit = (queueName: string): number => queueLimits.limitOf(queueName);
+  const specOfDag = (name: string) => index.all().find((e) => e.name === name || e.fileName === name)?.text;
+  const registry = new WorkerRegistry(db);
+  const specs = new SpecCache(db);
+  const peers = new Peers();
+  const instanceId = randomUUID();
+  const startedAt = new Date();
+  const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
+  const metrics = new ServiceMetrics({
+    db,
+    logger,
+    version: VERSION,
+    startedAt,
+    registry,
+    dagCount: () => index.all().length,
+    schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
+  });
+  const executor = new LocalExecutor({
+    db,
+    logger,
+    logDir: config.logDir,
+    dagsDir: config.dagsDir,
+    docsDir: config.docsDir,
+    envPassthrough: config.envPassthrough,
+    envPassthroughPrefixes: config.envPassthroughPrefixes,
+    specOfDag,
+    specs,
+    workerId: localId,
+    observer: metrics,
+  });
+  const remote = new RemotePollers({ db, logger, limits: queueLimits, release: (run) => releaseLease(db, run.id, run.attemptId) });
+  const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: queueLimits, remote });
+  const grpcWanted = config.grpcPort >= 0;
+  const runs = new RunService({
+    db,
+    dispatcher,
+    executor,
+    logDir: config.logDir,
+    globalQueues,
+    defaultExecutionMode: config.defaultExecutionMode,
+    conditions: { db, registry, queueLimit, grpcRunning: grpcWanted },
+    instanceId,
+    hasPeers: peers.any,
+    specOfDag,
+  });
+  // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
+  executor.attachChildRuns(runs);
+  const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
+  return {
+    config,
+    logger,
+    db,
+    localId,
+    instanceId,
+    startedAt,
+    files,
+    index,
+    globalQueues,
+    queueLimits,
+    registry,
+    peers,
+    metrics,
+    executor,
+    remote,
+    dispatcher,
+    runs,
+    queries: new RunQueries({ db, runs }),
+    leadership,
+    scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone }),
+    runEvents: new RunEventHub(db, logger),
+    resources: new ResourceHistory(config.dataDir, logger),
+    apiKeys: new ApiKeyService({ db, logger }),
+    webhooks: new WebhookService({
+      db,
+      runs,
+      definition: (fileName) => {
+        const entry = index.get(fileName);
+        return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
+      },
+    }),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs }) } : {}),
+  };
+}
+
+/** The worker gRPC service: hand-outs, reports (applied here), and sub-runs a worker starts. */
+function remoteWorkerHandlers(
+  config: ServerConfig,
+  logger: Logger,
+  db: Db,
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService },
+): WorkerHandlers {
+  // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
+  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500);
+  const workers = new RemoteWorkers({
+    db,
+    logger,
+    registry: parts.registry,
+    pollers: parts.remote,
+    applier,
+    specs: parts.specs,
+    dagsDir: config.dagsDir,
+    observer: parts.metrics,
+    wake: (reason) => parts.dispatcher.wake(reason),
+  });
+  return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs }) });
+}

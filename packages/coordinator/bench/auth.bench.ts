@@ -1,6 +1,6 @@
 // What authentication costs per request: GET /dags with no auth (a coordinator in mode none),
 // and with a login token (JWT), an API key and Basic credentials (a coordinator in builtin mode
-// on the same database and DAGs), measured in one run, interleaved round by round.
+// on the same database and DAGs), measured in one run, interleaved request by request.
 //   npm run bench -w packages/coordinator
 // PostgreSQL: TRELLIS_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the
 // benchmark works in a schema of its own and drops it at the end.
@@ -13,9 +13,8 @@ import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinato
 
 const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const DAG_COUNT = 50;
-const WARMUP_REQUESTS = 300;
-const REQUESTS_PER_ROUND = 2_000;
-const ROUNDS = 7;
+const WARMUP_REQUESTS = 200;
+const REQUESTS = 10_000;
 /** The issue's target: authentication adds less than this per request. */
 const ADDED_TARGET_MS = 0.3;
 const PASSWORD = 'bench admin password';
@@ -99,42 +98,46 @@ async function tearDown(b: Bench): Promise<void> {
   rmSync(b.dir, { recursive: true, force: true });
 }
 
-function urlOf(b: Bench, variant: Variant): string {
-  return `${(variant === 'no auth' ? b.open : b.guarded).apiUrl}/dags`;
-}
-
-/** `count` requests one after another; the elapsed milliseconds. */
-async function burst(b: Bench, variant: Variant, count: number): Promise<number> {
-  const url = urlOf(b, variant);
-  const headers = b.headers[variant];
+/** One GET /dags; its milliseconds, body read included. */
+async function once(url: string, headers: Record<string, string>, variant: Variant): Promise<number> {
   const started = performance.now();
-  for (let i = 0; i < count; i += 1) {
-    const res = await fetch(url, { headers });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`GET /dags with ${variant}: HTTP ${res.status} ${text.slice(0, 200)}`);
-  }
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`GET /dags with ${variant}: HTTP ${res.status} ${text.slice(0, 200)}`);
   return performance.now() - started;
 }
+
+/**
+ * `cycles` requests per variant, one at a time, the variants taking turns request by request
+ * (in a rotating order): a shared machine's load swings then reach every variant alike.
+ */
+async function interleaved(b: Bench, cycles: number): Promise<Map<Variant, number[]>> {
+  const targets = VARIANTS.map((variant) => ({ variant, url: `${(variant === 'no auth' ? b.open : b.guarded).apiUrl}/dags`, headers: b.headers[variant] }));
+  const times = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+  for (let cycle = 0; cycle < cycles; cycle += 1) {
+    for (let i = 0; i < targets.length; i += 1) {
+      const target = targets[(i + cycle) % targets.length] as (typeof targets)[number];
+      times.get(target.variant)?.push(await once(target.url, target.headers, target.variant));
+    }
+  }
+  return times;
+}
+
+const mean = (values: number[]): number => values.reduce((a, v) => a + v, 0) / Math.max(1, values.length);
 
 async function main(): Promise<void> {
   console.log(`auth benchmark (node ${process.version}, ${process.platform}; GET /dags over ${DAG_COUNT} DAGs, one request at a time)`);
   const b = await setUp();
   try {
-    for (const variant of VARIANTS) await burst(b, variant, WARMUP_REQUESTS);
-    const perRequest = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
-    for (let round = 0; round < ROUNDS; round += 1) {
-      // A different order each round, so no variant always runs right after the same other.
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length] as Variant);
-      for (const variant of order) perRequest.get(variant)?.push((await burst(b, variant, REQUESTS_PER_ROUND)) / REQUESTS_PER_ROUND);
-    }
-    const base = perRequest.get('no auth') ?? [];
-    console.log(`  ${REQUESTS_PER_ROUND} requests per variant and round, median of ${ROUNDS} rounds (target: auth adds < ${ADDED_TARGET_MS} ms per request):`);
+    await interleaved(b, WARMUP_REQUESTS);
+    const times = await interleaved(b, REQUESTS);
+    const base = median(times.get('no auth') ?? []);
+    console.log(`  ${REQUESTS} requests per variant, taking turns request by request (target: auth adds < ${ADDED_TARGET_MS} ms per request, median against median):`);
     for (const variant of VARIANTS) {
-      const ms = perRequest.get(variant) ?? [];
-      // Each round's figure is set against the same round's no-auth figure: rounds share their load.
-      const added = median(ms.map((m, i) => m - (base[i] ?? m)));
+      const ms = times.get(variant) ?? [];
+      const added = median(ms) - base;
       const verdict = variant === 'no auth' ? '' : `   added ${added.toFixed(3).padStart(6)} ms/request   ${added < ADDED_TARGET_MS ? 'PASS' : 'MISS'}`;
-      console.log(`    ${variant.padEnd(8)} ${(1000 / median(ms)).toFixed(0).padStart(6)} requests/s   ${median(ms).toFixed(3)} ms/request${verdict}`);
+      console.log(`    ${variant.padEnd(8)} ${(1000 / mean(ms)).toFixed(0).padStart(6)} requests/s   median ${median(ms).toFixed(3)} ms${verdict}`);
     }
   } finally {
     await tearDown(b);

@@ -8,8 +8,8 @@ export default tseslint.config(
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {
-      // The bin shim is plain JavaScript: it must run before the first build.
-      parserOptions: { projectService: { allowDefaultProject: ['packages/cli/bin/*.js'] }, tsconfigRootDir: import.meta.dirname },
+      // The bin shim is plain JavaScript: it must run before the first build; so is the compose set-up script, run by the image's node.
+      parserOptions: { projectService: { allowDefaultProject: ['packages/cli/bin/*.js', 'deploy/*.mjs'] }, tsconfigRootDir: import.meta.dirname },
     },
     rules: {
       '@typescript-eslint/no-floating-promises': [

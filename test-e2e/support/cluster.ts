@@ -77,6 +77,8 @@ export class Cluster {
   workers = new Map<string, Proc>();
   httpPort = 0;
   grpcPort = 0;
+  /** The `Authorization` header `call` sends once the coordinator has auth on (a login token or an API key). */
+  authorization: string | undefined;
   private readonly server: string;
   /** A pool, not one connection: it reconnects when a test restarts the database server. */
   private db: pg.Pool | undefined;
@@ -171,7 +173,8 @@ export class Cluster {
   }
 
   async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const res = await fetch(this.api + path, { method, headers: { 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.authorization !== undefined ? { authorization: this.authorization } : {}) };
+    const res = await fetch(this.api + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
     const text = await res.text();
     return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
   }

@@ -59,6 +59,7 @@ import { openAccessControl } from './auth/access-service.js';
 import type { ApiKeyResolver } from './auth/authenticator.js';
 import { authRoutes } from './api/auth.routes.js';
 import { userRoutes } from './api/users.routes.js';
+import { oidcRoutes } from './api/oidc.routes.js';
 
 export const VERSION = '0.1.0';
 
@@ -260,6 +261,7 @@ async function startParts(config: ServerConfig, logger: Logger, options: StartOp
     ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt, database: new DatabaseProbe(db) })),
     ...authRoutes(access.users),
     ...userRoutes(access.users),
+    ...oidcRoutes(access.oidc, config.auth.oidc?.redirectUrl),
     ...metricsRoutes(metrics, config.metrics),
     ...resourceRoutes(resources),
     ...eventRoutes(new EventLog(db)),

@@ -28,6 +28,6 @@ export async function openAccessControl(auth: ResolvedAuthConfig, db: Db, apiKey
   const authenticator = new Authenticator({ auth, db, throttle, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const audit = new AuditTrail(db);
   const users = new UserService({ db, authenticator, tokens, license: new LicenseGate(auth.license, auth.licensePublicKey), throttle, audit });
-  const oidc = new OidcLogin({ db, config: auth.oidc, tokens, audit });
+  const oidc = new OidcLogin({ db, config: auth.oidc, tokens, audit, forget: (userId) => authenticator.forget(userId) });
   return { authenticator, users, audit, oidc };
 }

@@ -29,6 +29,8 @@ export interface OidcLoginDeps {
   config: OidcConfig | undefined;
   tokens: LoginTokens | undefined;
   audit: AuditTrail;
+  /** Told when a login changed a user's role, so cached principals of it are dropped. */
+  forget(userId: string): void;
 }
 
 export const OIDC_STATE_COOKIE = 'trellis_oidc';
@@ -120,7 +122,13 @@ export class OidcLogin {
     const role = roleFromClaims(claims, config);
     if (role === undefined) throw new RefusedLogin('no role for this user: none of its groups is mapped and there is no default role', 'no role', username);
     const known = await getUserByOidcIdentity(this.deps.db, identity);
-    if (known !== undefined) return known.role === role ? known : ((await updateUser(this.deps.db, known.id, { role })) ?? known);
+    if (known !== undefined && known.role !== role) {
+      const changed = (await updateUser(this.deps.db, known.id, { role })) ?? known;
+      this.deps.forget(known.id);
+      await this.deps.audit.record('user.updated', principalOf(changed), `role of ${changed.username} set to ${role} by single sign-on`, { targetUserId: known.id, changed: ['role'], role, provider: 'oidc' });
+      return changed;
+    }
+    if (known !== undefined) return known;
     if (!config.autoProvision) throw new RefusedLogin(`no account for ${username}: automatic provisioning is off`, 'unknown user', username);
     try {
       const made = await insertOidcUser(this.deps.db, { id: randomUUID(), username, role, identity });

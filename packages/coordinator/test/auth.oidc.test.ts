@@ -168,7 +168,7 @@ describe('single sign-on settings', () => {
       await plain.stop();
     }
     const base = { issuer: 'https://id.example.com', clientId: 'c', redirectUrl: 'https://trellis.example.com/api/v1/auth/oidc/callback' };
-    const load = (auth: Record<string, unknown>) => () => loadServerConfig({ cwd: tmpdir(), env: {}, overrides: { auth } as Partial<RawServerConfig> });
+    const load = (auth: Record<string, unknown>) => () => loadServerConfig({ cwd: tmpdir(), env: {}, overrides: { auth } });
     assert.throws(load({ mode: 'basic', basicUsername: 'a', basicPassword: 'b', oidc: { ...base, defaultRole: 'viewer' } }), /auth\.oidc: single sign-on needs auth.mode builtin/);
     assert.throws(load({ mode: 'builtin', oidc: base }), /auth\.oidc\.defaultRole: set roleClaim with roleMap, or defaultRole/);
     assert.throws(load({ mode: 'builtin', oidc: { ...base, issuer: 'http://id.example.com', defaultRole: 'viewer' } }), /auth\.oidc\.issuer: must use https/);

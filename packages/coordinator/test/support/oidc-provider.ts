@@ -48,7 +48,8 @@ export async function startTestProvider(redirectUris: string[]): Promise<TestPro
       return claims === undefined ? undefined : { accountId: id, claims: () => ({ sub: id, ...claims }) };
     },
   });
-  server.on('request', provider.callback());
+  const handle = provider.callback();
+  server.on('request', (req, res) => void handle(req, res));
   return {
     issuer,
     clientId,

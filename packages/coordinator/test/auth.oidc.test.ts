@@ -159,13 +159,22 @@ describe('single sign-on against a real OpenID provider (authorization code with
 });
 
 describe('single sign-on settings', () => {
-  test('a coordinator without auth.oidc answers the SSO routes 404, and the config refuses OIDC outside builtin mode or without any role', async () => {
+  test('a coordinator without auth.oidc answers the SSO routes 404, an unreachable provider 503, and the config refuses OIDC outside builtin mode or without any role', async () => {
     const plain = await startTestCoordinator('auth-oidc-off', {}, { grpcPort: -1, auth: { mode: 'builtin', tokenSecret: SECRET } });
     try {
       const login = await call(plain, 'GET', '/auth/oidc/login');
       assert.deepEqual([login.status, login.json.code], [404, 'not_found']);
     } finally {
       await plain.stop();
+    }
+    const deadIssuer = `http://127.0.0.1:${await freePort()}`;
+    const down = await startTestCoordinator('auth-oidc-down', {}, { grpcPort: -1, auth: { mode: 'builtin', tokenSecret: SECRET, oidc: { issuer: deadIssuer, clientId: 'c', redirectUrl: 'http://127.0.0.1:1/cb', defaultRole: 'viewer' } } });
+    try {
+      const login = await call(down, 'GET', '/auth/oidc/login');
+      assert.deepEqual([login.status, login.json.code], [503, 'service_unavailable']);
+      assert.match(login.json.message as string, /identity provider cannot be reached/);
+    } finally {
+      await down.stop();
     }
     const base = { issuer: 'https://id.example.com', clientId: 'c', redirectUrl: 'https://trellis.example.com/api/v1/auth/oidc/callback' };
     const load = (auth: Record<string, unknown>) => () => loadServerConfig({ cwd: tmpdir(), env: {}, overrides: { auth } });

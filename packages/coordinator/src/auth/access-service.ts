@@ -5,6 +5,7 @@ import { Authenticator, type ApiKeyResolver } from './authenticator.js';
 import { LicenseGate } from './license.js';
 import { LoginThrottle } from './login-throttle.js';
 import { LoginTokens } from './login-tokens.js';
+import { OidcLogin } from './oidc-login.js';
 import { prepareDummyHash } from './passwords.js';
 import { UserService } from './user-service.js';
 
@@ -12,6 +13,8 @@ export interface AccessControl {
   authenticator: Authenticator;
   users: UserService;
   audit: AuditTrail;
+  /** Single sign-on (answers 404 while `auth.oidc` is not configured). */
+  oidc: OidcLogin;
 }
 
 /**
@@ -25,5 +28,6 @@ export async function openAccessControl(auth: ResolvedAuthConfig, db: Db, apiKey
   const authenticator = new Authenticator({ auth, db, throttle, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const audit = new AuditTrail(db);
   const users = new UserService({ db, authenticator, tokens, license: new LicenseGate(auth.license, auth.licensePublicKey), throttle, audit });
-  return { authenticator, users, audit };
+  const oidc = new OidcLogin({ db, config: auth.oidc, tokens, audit, forget: (userId) => authenticator.forget(userId) });
+  return { authenticator, users, audit, oidc };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLES } from '../auth/principal.js';
 
 const port = z.number().int().min(0).max(65535);
 const positiveInt = z.number().int().min(1);
@@ -7,6 +8,38 @@ export const queueConfigSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'queue names use letters, digits, _ . -'),
   maxConcurrency: positiveInt,
 });
+
+/**
+ * Single sign-on through an OpenID Connect provider (authorization code with PKCE), mode builtin
+ * only: the provider vouches for the user, the coordinator issues its usual login token. Only in
+ * the config file (a nested section has no `SVC_*` variables).
+ */
+export const oidcConfigSchema = z.strictObject({
+  /** The provider's issuer URL; its discovery document is read from `/.well-known/openid-configuration` under it. */
+  issuer: z.url({ protocol: /^https?$/ }),
+  clientId: z.string().min(1),
+  /** Absent for a public client (PKCE alone). */
+  clientSecret: z.string().min(1).optional(),
+  /** This service's callback as registered with the provider: `<public URL><basePath><apiBasePath>/auth/oidc/callback`. */
+  redirectUrl: z.url({ protocol: /^https?$/ }),
+  scopes: z.array(z.string().min(1)).default(['openid', 'profile', 'email']),
+  /** The claim that names the user here (first login); `sub` when the provider sends none. */
+  usernameClaim: z.string().min(1).default('preferred_username'),
+  /** A claim holding a group name or a list of them (`groups`), mapped to roles by `roleMap`. */
+  roleClaim: z.string().min(1).optional(),
+  /** Claim value -> role; a user in several mapped groups gets the strongest role. */
+  roleMap: z.record(z.string(), z.enum(ROLES)).default({}),
+  /** The role of users no `roleMap` entry matches; absent: such users are refused. */
+  defaultRole: z.enum(ROLES).optional(),
+  /** Create unknown users at their first login; off: only users who logged in before are let in. */
+  autoProvision: z.boolean().default(false),
+}).superRefine((oidc, ctx) => {
+  const issuer = new URL(oidc.issuer);
+  if (issuer.protocol === 'http:' && !['127.0.0.1', 'localhost', '[::1]'].includes(issuer.hostname)) ctx.addIssue({ code: 'custom', path: ['issuer'], message: 'must use https (plain http only on loopback)' });
+  if (oidc.roleClaim === undefined && oidc.defaultRole === undefined) ctx.addIssue({ code: 'custom', path: ['defaultRole'], message: 'set roleClaim with roleMap, or defaultRole: every user needs a role' });
+});
+
+export type OidcConfig = z.output<typeof oidcConfigSchema>;
 
 /**
  * Who may call the API. `none` needs no credentials and is refused beyond loopback unless
@@ -33,8 +66,10 @@ export const authConfigSchema = z
     /** The Pro license: a signed token, inline or in a file. */
     license: z.string().min(1).optional(),
     licenseFile: z.string().min(1).optional(),
+    oidc: oidcConfigSchema.optional(),
   })
   .superRefine((auth, ctx) => {
+    if (auth.oidc !== undefined && auth.mode !== 'builtin') ctx.addIssue({ code: 'custom', path: ['oidc'], message: 'single sign-on needs auth.mode builtin' });
     if (auth.mode !== 'basic') return;
     if (auth.basicUsername === undefined) ctx.addIssue({ code: 'custom', path: ['basicUsername'], message: 'required with auth.mode basic (SVC_AUTH_BASIC_USERNAME)' });
     const given = [auth.basicPasswordHash, auth.basicPassword, auth.basicPasswordFile].filter((v) => v !== undefined).length;

@@ -13,6 +13,7 @@ import { apiKeyRoutes } from '../api/api-keys.routes.js';
 import { webhookRoutes } from '../api/webhooks.routes.js';
 import { authRoutes } from '../api/auth.routes.js';
 import { userRoutes } from '../api/users.routes.js';
+import { oidcRoutes } from '../api/oidc.routes.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
 import { RunCommands } from '../runs/run-commands.js';
@@ -32,6 +33,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...systemRoutes(new ServiceHealth({ version: VERSION, startedAt: parts.startedAt, database: new DatabaseProbe(db) })),
     ...authRoutes(access.users),
     ...userRoutes(access.users),
+    ...oidcRoutes(access.oidc, config.auth.oidc?.redirectUrl),
     ...metricsRoutes(parts.metrics, config.metrics),
     ...resourceRoutes(parts.resources),
     ...eventRoutes(new EventLog(db)),

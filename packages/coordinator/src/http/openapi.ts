@@ -43,6 +43,7 @@ const statusText: Record<number, string> = {
   200: 'OK',
   201: 'Created',
   204: 'No Content',
+  302: 'Found (redirect)',
   400: 'Bad request',
   401: 'Unauthorized',
   403: 'Forbidden',
@@ -110,9 +111,12 @@ function successResponse(route: AnyRoute, components: Components): JsonSchema {
   const status = route.successStatus ?? 200;
   // The type requires it; a route built around the type (a cast, plain JavaScript) still must not pass untyped.
   if ((route.response as z.ZodType | undefined) === undefined) throw new Error(`${route.operationId} declares no response schema`);
-  if ((status === 204) !== (route.response === NO_CONTENT)) throw new Error(`${route.operationId}: a 204 route, and only one, declares NO_CONTENT as its response`);
+  // 204 and redirects have no body.
+  const bodiless = status === 204 || (status >= 300 && status < 400);
+  if (bodiless !== (route.response === NO_CONTENT)) throw new Error(`${route.operationId}: a 204 or redirect route, and only those, declare NO_CONTENT as their response`);
   const response: JsonSchema = { description: statusText[status] ?? 'OK' };
-  if (status !== 204) response.content = { [route.produces ?? 'application/json']: { schema: components.toSchema(route.response, 'output') } };
+  if (status >= 300 && status < 400) response.headers = { Location: { description: 'where to go next', schema: { type: 'string' } } };
+  if (!bodiless) response.content = { [route.produces ?? 'application/json']: { schema: components.toSchema(route.response, 'output') } };
   return response;
 }
 

@@ -72,6 +72,26 @@ export async function getUserByUsername(q: Queryable, username: string): Promise
   return row;
 }
 
+/** A single sign-on user by the provider's `issuer` and `sub` (see `oidcIdentity`). */
+export async function getUserByOidcIdentity(q: Queryable, identity: string): Promise<UserRecord | undefined> {
+  const [row] = await q.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE oidc_identity = $1`, [identity]);
+  return row;
+}
+
+/** A single sign-on user: no password (the stored hash matches none), found again by its identity. */
+export async function insertOidcUser(q: Queryable, user: Omit<NewUser, 'passwordHash'> & { identity: string }): Promise<UserRecord> {
+  try {
+    const [row] = await q.query<UserRecord>(
+      `INSERT INTO users (id, username, password_hash, role, auth_provider, oidc_identity) VALUES ($1, $2, '!', $3, 'oidc', $4) RETURNING ${COLUMNS}`,
+      [user.id, user.username, user.role, user.identity],
+    );
+    return row as UserRecord;
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new UsernameTakenError(user.username);
+    throw error;
+  }
+}
+
 export async function listUsers(q: Queryable): Promise<UserRecord[]> {
   return q.query<UserRecord>(`SELECT ${COLUMNS} FROM users ORDER BY username`);
 }

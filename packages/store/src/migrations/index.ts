@@ -16,6 +16,7 @@ import { sql as secretRunEnv } from './0012_secret_run_env.js';
 import { sql as users } from './0013_users.js';
 import { sql as apiKeys } from './0014_api_keys.js';
 import { sql as webhooks } from './0015_webhooks.js';
+import { sql as runTriggeredBy } from './0016_run_triggered_by.js';
 
 interface Migration {
   version: number;
@@ -40,6 +41,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: '0013_users', sql: users },
   { version: 14, name: '0014_api_keys', sql: apiKeys },
   { version: 15, name: '0015_webhooks', sql: webhooks },
+  { version: 16, name: '0016_run_triggered_by', sql: runTriggeredBy },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -33,7 +33,7 @@ after(async () => {
 async function recordRun(dagName: string, yaml: string, placement: { dispatchTarget: 'local' | 'remote'; workerSelector: Record<string, string> }): Promise<void> {
   await insertRun(t.coordinator.db, {
     dagName, dagRunId: 'old-1', fileName: dagName, attemptId: `attempt-${dagName}`, status: RunStatus.Queued, params: '[]', queueName: dagName,
-    logFile: join(t.dir, 'data', 'logs', dagName, 'old-1.1', 'run.log'), specYaml: yaml, labels: [], trigger: 'manual', noReuse: false, ...placement,
+    logFile: join(t.dir, 'data', 'logs', dagName, 'old-1.1', 'run.log'), specYaml: yaml, labels: [], trigger: 'manual', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false, ...placement,
   });
 }
 

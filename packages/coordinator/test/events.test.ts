@@ -13,6 +13,7 @@ interface Entry {
   dagName: string;
   dagRunId: string;
   attemptId: string;
+  userId: string;
   message: string;
   data: Record<string, unknown>;
 }
@@ -49,11 +50,14 @@ after(async () => t.stop());
 
 describe('GET /event-logs', () => {
   test('every run records its lifecycle, newest first, in the statement that changed it', async () => {
-    const { status, entries, total } = await events('?dagRunId=ok-1');
+    const { status, entries, total } = await events('?dagRunId=ok-1&kind=dag_run');
     assert.equal(status, 200);
     assert.deepEqual(entries.map((e) => e.type), ['dag.run.succeeded', 'dag.run.started', 'dag.run.queued']);
     assert.equal(total, 3);
     assert.ok(entries.every((e) => e.kind === 'dag_run' && e.dagName === 'hello' && e.attemptId !== ''));
+    // Beside them, the audit event of whoever started it (anonymous: auth is off here).
+    const audit = await events('?dagRunId=ok-1&kind=audit');
+    assert.deepEqual(audit.entries.map((e) => [e.type, e.userId]), [['run.started', 'anonymous']]);
     const failed = await events('?type=dag.run.failed');
     assert.deepEqual(failed.entries.map((e) => e.dagRunId), ['bad-1']);
   });

@@ -11,7 +11,7 @@ export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.j
 export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
 export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';
-export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type AdmissionTarget } from './runs/admission.js';
+export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type RetryAttempt, type AdmissionTarget } from './runs/admission.js';
 export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, countLiveCoordinators, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
 export { reconcileHeldAttempts, type HeldReconciliation } from './dispatch/reconcile.js';

@@ -21,7 +21,7 @@ async function enqueue(queueName: string, count: number, selector: Record<string
   for (let i = 0; i < count; i += 1) {
     await insertRun(db, {
       dagName: prefix, dagRunId: `${prefix}-${i}`, fileName: prefix, attemptId: `a${i}`, status: RunStatus.Queued, params: '[]', queueName,
-      logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', noReuse: false, dispatchTarget: Object.keys(selector).length > 0 ? 'remote' : 'local', workerSelector: selector,
+      logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false, dispatchTarget: Object.keys(selector).length > 0 ? 'remote' : 'local', workerSelector: selector,
     });
   }
 }

@@ -15,7 +15,7 @@ after(async () => cleanup());
 async function startedOn(workerId: string, dagRunId: string, remote: boolean) {
   await insertRun(db, {
     dagName: 'd', dagRunId, fileName: 'd', attemptId: `a-${dagRunId}`, status: RunStatus.Queued, params: '[]', queueName: dagRunId,
-    logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', noReuse: false, dispatchTarget: remote ? 'remote' : 'local',
+    logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false, dispatchTarget: remote ? 'remote' : 'local',
   });
   const target = remote ? { kind: 'remote' as const, labels: {} } : { kind: 'local' as const };
   await db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: 1, workerId, target, batch: 10 }));

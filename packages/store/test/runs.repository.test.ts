@@ -19,7 +19,7 @@ after(async () => cleanup());
 function newRun(overrides: Partial<NewRun> = {}): NewRun {
   return {
     dagName: 'etl', dagRunId: `r-${Math.random().toString(36).slice(2)}`, fileName: 'etl', attemptId: 'a1', status: RunStatus.Queued,
-    params: '[]', queueName: 'etl', logFile: '/logs/x/run.log', specYaml: 'steps: [echo]', labels: ['team=data'], trigger: 'manual', noReuse: false,
+    params: '[]', queueName: 'etl', logFile: '/logs/x/run.log', specYaml: 'steps: [echo]', labels: ['team=data'], trigger: 'manual', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false,
     ...overrides,
   };
 }
@@ -45,8 +45,18 @@ describe('runs repository', () => {
     assert.deepEqual(child.runEnv, { ITEM: 'a b "c"', OTHER: '' });
     assert.deepEqual((await getRun(db, child.dagName, child.dagRunId))?.runEnv, { ITEM: 'a b "c"', OTHER: '' });
     await updateRunStatus(db, { runId: child.id, attemptId: 'a1', expected: [RunStatus.Queued], next: RunStatus.Failed, finishedAt: new Date() });
-    const retried = await requeueForRetry(db, child.id, 'a2', '/logs/x/2/run.log');
+    const retried = await requeueForRetry(db, child.id, { attemptId: 'a2', logFile: '/logs/x/2/run.log', triggeredBy: { kind: 'user', id: 'u1', name: 'ann' } });
     assert.deepEqual(retried?.runEnv, { ITEM: 'a b "c"', OTHER: '' });
+  });
+
+  test('triggeredBy: recorded with the run, without any other field; a new attempt names who retried it', async () => {
+    const principal = { kind: 'apiKey', id: 'k1', name: 'ci', role: 'operator' };
+    const run = await insertRun(db, newRun({ triggeredBy: principal }));
+    assert.deepEqual(run.triggeredBy, { kind: 'apiKey', id: 'k1', name: 'ci' });
+    await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Queued], next: RunStatus.Failed, finishedAt: new Date() });
+    const retried = await requeueForRetry(db, run.id, { attemptId: 'a2', logFile: '/logs/x/2/run.log', triggeredBy: { kind: 'user', id: 'u1', name: 'ann' } });
+    assert.deepEqual(retried?.triggeredBy, { kind: 'user', id: 'u1', name: 'ann' });
+    assert.deepEqual((await getRun(db, run.dagName, run.dagRunId))?.triggeredBy, { kind: 'user', id: 'u1', name: 'ann' });
   });
 
   test('compare-and-swap: stale attempts and backward moves change nothing', async () => {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DAG_FILE_NAME } from '@trellis/core';
-import { defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
+import { actorOf, defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
 import { paginationOf, paginationQuery } from './pagination.js';
@@ -65,7 +65,7 @@ function stopAllRunsOfDag({ commands }: DagRoutesDeps): AnyRoute {
     response: errorsOnlySchema,
     params: fileNameParam,
     errors: [404],
-    handler: ({ params }) => commands.stopAllRuns(params.fileName),
+    handler: (ctx) => commands.stopAllRuns(actorOf(ctx), ctx.params.fileName),
   });
 }
 
@@ -82,7 +82,7 @@ function suspendDag({ commands }: DagRoutesDeps): AnyRoute {
     params: fileNameParam,
     body: z.object({ suspend: z.boolean({ error: 'suspend (true or false) is required' }) }),
     errors: [404],
-    handler: ({ params, body }) => commands.suspend(params.fileName, body.suspend),
+    handler: (ctx) => commands.suspend(actorOf(ctx), ctx.params.fileName, ctx.body.suspend),
   });
 }
 
@@ -117,7 +117,7 @@ function createDag({ commands }: DagRoutesDeps): AnyRoute {
     body: z.object({ name: z.string({ error: 'Name is required' }), spec: z.string().optional() }),
     successStatus: 201,
     errors: [409],
-    handler: ({ body }) => commands.create(body.name, body.spec),
+    handler: (ctx) => commands.create(actorOf(ctx), ctx.body.name, ctx.body.spec),
   });
 }
 
@@ -150,7 +150,7 @@ function deleteDag({ commands }: DagRoutesDeps): AnyRoute {
     params: fileNameParam,
     successStatus: 204,
     errors: [404],
-    handler: ({ params }) => commands.remove(params.fileName),
+    handler: (ctx) => commands.remove(actorOf(ctx), ctx.params.fileName),
   });
 }
 
@@ -183,7 +183,7 @@ function updateDagSpec({ commands }: DagRoutesDeps): AnyRoute {
     params: fileNameParam,
     body: z.object({ spec: z.string({ error: 'spec is required' }) }),
     errors: [404],
-    handler: ({ params, body }) => commands.updateSpec(params.fileName, body.spec),
+    handler: (ctx) => commands.updateSpec(actorOf(ctx), ctx.params.fileName, ctx.body.spec),
   });
 }
 
@@ -215,7 +215,7 @@ function renameDag({ commands }: DagRoutesDeps): AnyRoute {
     params: fileNameParam,
     body: z.object({ newFileName: z.string({ error: 'newFileName is required' }) }),
     errors: [404, 409],
-    handler: async ({ params, body }) => reply(200, await commands.rename(params.fileName, body.newFileName)),
+    handler: async (ctx) => reply(200, await commands.rename(actorOf(ctx), ctx.params.fileName, ctx.body.newFileName)),
   });
 }
 

@@ -15,6 +15,15 @@ export const queuedConditionSchema = z
   })
   .meta({ id: 'QueuedCondition' });
 
+export const triggeredBySchema = z
+  .object({
+    kind: z.enum(['user', 'apiKey', 'webhook', 'scheduler', 'anonymous']).describe('anonymous: started while auth was off'),
+    id: z.string().describe('User id, API key id or webhook id; `scheduler` or `anonymous` for those kinds'),
+    name: z.string().describe("Username, API key name, or the webhook's DAG name"),
+  })
+  .describe('Who started the run (a sub-run: who started its root); after a retry, who retried it')
+  .meta({ id: 'TriggeredBy' });
+
 const runSummaryFields = {
   rootDAGRunName: z.string(),
   rootDAGRunId: z.string(),
@@ -31,6 +40,7 @@ const runSummaryFields = {
   params: z.string().describe('JSON of the resolved parameters'),
   error: z.string(),
   attemptId: z.string(),
+  triggeredBy: triggeredBySchema,
   conditions: z.array(queuedConditionSchema).optional().describe('Why a queued run waits; only while queued'),
 };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DAG_FILE_NAME, RunStatus, isNodeStatus } from '@trellis/core';
-import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { actorOf, defineRoute, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
 import type { RunCommands } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
@@ -41,7 +41,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: fileNameParam,
       body: z.object({ ...startFields, singleton: z.boolean().optional() }),
       errors: [404, 409],
-      handler: async ({ params, body }) => ({ dagRunId: (await deps.commands.startStored(params.fileName, body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, ctx.body)).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -54,7 +54,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: fileNameParam,
       body: z.object({ ...startFields, queue: z.string().optional() }),
       errors: [404, 409],
-      handler: async ({ params, body }) => ({ dagRunId: (await deps.commands.startStored(params.fileName, body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, ctx.body, 'enqueue')).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -69,7 +69,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       body: z.object({ ...startFields, singleton: z.boolean().optional(), timeout: z.number().int().min(1).max(86400) }),
       errors: [404, 409],
       errorBodies: { 408: startSyncTimeoutSchema },
-      handler: async ({ params, body }) => ({ dagRun: await deps.commands.startSync(params.fileName, body, body.timeout) }),
+      handler: async (ctx) => ({ dagRun: await deps.commands.startSync(actorOf(ctx), ctx.params.fileName, ctx.body, ctx.body.timeout) }),
     }),
     defineRoute({
       method: 'post',
@@ -81,7 +81,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, singleton: z.boolean().optional() }),
       errors: [409],
-      handler: async ({ body }) => ({ dagRunId: (await deps.commands.startInline(body.spec, body.name, body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body)).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -93,7 +93,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, queue: z.string().optional() }),
       errors: [409],
-      handler: async ({ body }) => ({ dagRunId: (await deps.commands.startInline(body.spec, body.name, body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body, 'enqueue')).dagRunId }),
     }),
   ];
 }
@@ -185,8 +185,8 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: emptyBody,
       params: runParams,
       errors: [404],
-      handler: async ({ params }) => {
-        await deps.commands.stop(params.name, params.dagRunId);
+      handler: async (ctx) => {
+        await deps.commands.stop(actorOf(ctx), ctx.params.name, ctx.params.dagRunId);
         return {};
       },
     }),
@@ -201,8 +201,8 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: runParams,
       body: z.object({ dagRunId: z.string().optional() }),
       errors: [404],
-      handler: async ({ params, body }) => {
-        const run = await deps.commands.retry(params.name, params.dagRunId, body.dagRunId);
+      handler: async (ctx) => {
+        const run = await deps.commands.retry(actorOf(ctx), ctx.params.name, ctx.params.dagRunId, ctx.body.dagRunId);
         return { dagRunId: run.dagRunId };
       },
     }),
@@ -217,8 +217,8 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: runParams,
       body: z.object({ dagRunId: z.string().optional(), dagName: z.string().optional() }),
       errors: [404, 409],
-      handler: async ({ params, body }) => {
-        const run = await deps.commands.reschedule(params.name, params.dagRunId, body.dagRunId, body.dagName);
+      handler: async (ctx) => {
+        const run = await deps.commands.reschedule(actorOf(ctx), ctx.params.name, ctx.params.dagRunId, ctx.body.dagRunId, ctx.body.dagName);
         return { dagRunId: run.dagRunId, queued: run.status === RunStatus.Queued };
       },
     }),
@@ -232,8 +232,8 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: emptyBody,
       params: runParams,
       errors: [404],
-      handler: async ({ params }) => {
-        await deps.commands.dequeue(params.name, params.dagRunId);
+      handler: async (ctx) => {
+        await deps.commands.dequeue(actorOf(ctx), ctx.params.name, ctx.params.dagRunId);
         return {};
       },
     }),
@@ -286,8 +286,8 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: stepParams,
       body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
       errors: [404],
-      handler: async ({ params, body }) => {
-        await deps.commands.setStepStatus(params.name, params.dagRunId, params.stepName, body.status);
+      handler: async (ctx) => {
+        await deps.commands.setStepStatus(actorOf(ctx), ctx.params.name, ctx.params.dagRunId, ctx.params.stepName, ctx.body.status);
         return {};
       },
     }),
@@ -302,8 +302,9 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: stepParams.extend({ subDagRunId: z.string().min(1) }),
       body: z.object({ status: z.number().int().refine(isNodeStatus, 'status must be 0-5') }),
       errors: [404],
-      handler: async ({ params, body }) => {
-        await deps.commands.setSubRunStepStatus(params.name, params.dagRunId, params.subDagRunId, params.stepName, body.status);
+      handler: async (ctx) => {
+        const { params, body } = ctx;
+        await deps.commands.setSubRunStepStatus(actorOf(ctx), params.name, params.dagRunId, params.subDagRunId, params.stepName, body.status);
         return {};
       },
     }),
@@ -324,8 +325,9 @@ function approvalRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: stepParams,
       body: z.object({ inputs: z.record(z.string(), z.string()).optional(), reason: z.string().optional() }),
       errors: [404],
-      handler: async ({ params, body }) => {
-        await deps.commands.decide(params.name, params.dagRunId, params.stepName, { action, inputs: body.inputs ?? {}, reason: body.reason ?? '' });
+      handler: async (ctx) => {
+        const { params, body } = ctx;
+        await deps.commands.decide(actorOf(ctx), params.name, params.dagRunId, params.stepName, { action, inputs: body.inputs ?? {}, reason: body.reason ?? '' });
         return {};
       },
     });

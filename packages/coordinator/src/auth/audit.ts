@@ -1,5 +1,5 @@
 import { recordEvent, type Queryable } from '@trellis/store';
-import type { Principal } from './principal.js';
+import type { Actor } from './principal.js';
 
 export interface AuditEntry {
   /** `auth.login.failed`, `api_key.created`, `webhook.triggered`, ... */
@@ -13,9 +13,9 @@ export interface AuditEntry {
 
 /**
  * One `kind=audit` event naming who did it: the actor's id in `userId` (a user, API key or
- * webhook id), its kind and name in `data.actor`. An unknown actor (a failed login) has none.
+ * webhook id, or `scheduler`), its kind and name in `data.actor`. An unknown actor (a failed login) has none.
  */
-export async function recordAudit(db: Queryable, actor: Principal | undefined, entry: AuditEntry): Promise<void> {
+export async function recordAudit(db: Queryable, actor: Actor | undefined, entry: AuditEntry): Promise<void> {
   await recordEvent(db, {
     kind: 'audit',
     type: entry.type,
@@ -31,7 +31,7 @@ export async function recordAudit(db: Queryable, actor: Principal | undefined, e
 export class AuditTrail {
   constructor(private readonly db: Queryable) {}
 
-  record(type: string, actor: Principal | undefined, message: string, data: Record<string, unknown> = {}): Promise<void> {
+  record(type: string, actor: Actor | undefined, message: string, data: Record<string, unknown> = {}): Promise<void> {
     return recordAudit(this.db, actor, { type, message, data });
   }
 }

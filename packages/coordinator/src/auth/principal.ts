@@ -17,3 +17,16 @@ export interface Principal {
 
 /** The principal of every request while auth is off (mode `none`). */
 export const ANONYMOUS: Principal = { kind: 'anonymous', id: 'anonymous', name: 'anonymous', role: 'admin' };
+
+/**
+ * Who did something that the audit trail and a run's `triggeredBy` record: a caller's
+ * principal, or the scheduler itself. Only these three fields are ever recorded.
+ */
+export interface Actor {
+  kind: Principal['kind'] | 'scheduler';
+  id: string;
+  name: string;
+}
+
+/** The actor of scheduled runs, and of the stops and restarts a schedule makes. */
+export const SCHEDULER: Actor = { kind: 'scheduler', id: 'scheduler', name: 'scheduler' };

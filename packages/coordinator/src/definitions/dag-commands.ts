@@ -4,6 +4,9 @@ import type { RunService } from '../runs/run-service.js';
 import type { DagFiles } from './dag-files.js';
 import type { DagIndex } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
+import { recordAudit } from '../auth/audit.js';
+import type { Actor } from '../auth/principal.js';
+import { auditRun } from '../runs/run-audit.js';
 
 export interface DagCommandDeps {
   db: Db;
@@ -22,64 +25,81 @@ const STOPPABLE = [RunStatus.Running, RunStatus.Queued, RunStatus.Waiting] as co
 /** How many runs stop-all reads at a time. */
 const STOP_PAGE = 500;
 
-/** Changing DAG definitions: files on disk, the index that mirrors them, and their suspension. */
+/**
+ * Changing DAG definitions: files on disk, the index that mirrors them, and their suspension.
+ * Every change is recorded in the audit trail with its actor.
+ */
 export class DagCommands {
   constructor(private readonly deps: DagCommandDeps) {}
 
   /** Stores a new definition (a minimal one-step DAG without a spec); refuses an invalid spec or a taken name. */
-  async create(name: string, spec = MINIMAL_SPEC): Promise<{ name: string }> {
+  async create(actor: Actor, name: string, spec = MINIMAL_SPEC): Promise<{ name: string }> {
     if (!isValidDagFileName(name)) throw new BadRequestError('Invalid DAG name format', { name });
     const { errors } = loadDag(spec, { fileName: name });
     if (errors.length > 0) throw new BadRequestError(`invalid spec: ${errors.join('; ')}`, { errors });
     if (!(await this.deps.files.create(name, spec))) throw new AlreadyExistsError('DAG already exists', { name });
     await this.deps.index.refresh(name);
+    await this.audit(actor, 'dag.created', name, `created DAG ${name}`);
     return { name };
   }
 
   /** Replaces a definition's YAML; an invalid spec is not stored and its problems are returned. */
-  async updateSpec(fileName: string, spec: string): Promise<{ errors: string[] }> {
+  async updateSpec(actor: Actor, fileName: string, spec: string): Promise<{ errors: string[] }> {
     requireDag(this.deps.index, fileName);
     const { errors } = this.deps.index.parse(spec, fileName);
     if (errors.length > 0) return { errors };
     await this.deps.files.write(fileName, spec);
     await this.deps.index.refresh(fileName);
+    await this.audit(actor, 'dag.updated', fileName, `updated the spec of DAG ${fileName}`);
     return { errors: [] };
   }
 
-  async rename(fileName: string, newFileName: string): Promise<{ fileName: string }> {
+  async rename(actor: Actor, fileName: string, newFileName: string): Promise<{ fileName: string }> {
     if (!isValidDagFileName(newFileName)) throw new BadRequestError('Invalid new file name format', { newFileName });
     requireDag(this.deps.index, fileName);
     if ((await this.deps.files.pathOf(newFileName)) !== undefined) throw new AlreadyExistsError('a DAG with that file name already exists', { newFileName });
     await this.deps.files.rename(fileName, newFileName);
     await Promise.all([this.deps.index.refresh(fileName), this.deps.index.refresh(newFileName)]);
+    await this.audit(actor, 'dag.renamed', fileName, `renamed DAG ${fileName} to ${newFileName}`, { newFileName });
     return { fileName: newFileName };
   }
 
-  async remove(fileName: string): Promise<void> {
+  async remove(actor: Actor, fileName: string): Promise<void> {
     if (!(await this.deps.files.remove(fileName))) throw new NotFoundError('DAG not found', { fileName });
     await this.deps.index.refresh(fileName);
+    await this.audit(actor, 'dag.deleted', fileName, `deleted DAG ${fileName}`);
   }
 
   /** A suspended DAG is not scheduled; manual runs still work. */
-  async suspend(fileName: string, suspended: boolean): Promise<{ suspended: boolean }> {
+  async suspend(actor: Actor, fileName: string, suspended: boolean): Promise<{ suspended: boolean }> {
     const entry = requireDag(this.deps.index, fileName);
     await setSuspended(this.deps.db, entry.name, suspended);
     this.deps.schedule.setSuspended(entry.name, suspended);
+    await this.audit(actor, suspended ? 'dag.suspended' : 'dag.resumed', fileName, `${suspended ? 'suspended' : 'resumed'} DAG ${fileName}`);
     return { suspended };
   }
 
   /** Stops every running, waiting or queued run of a DAG; a run that cannot be stopped is named in the errors, not thrown. */
-  async stopAllRuns(fileName: string): Promise<{ errors: string[] }> {
+  async stopAllRuns(actor: Actor, fileName: string): Promise<{ errors: string[] }> {
     const entry = requireDag(this.deps.index, fileName);
     const errors: string[] = [];
     for (const status of STOPPABLE) {
       let cursor: string | undefined;
       do {
         const page = await listRuns(this.deps.db, { name: entry.name, status, limit: STOP_PAGE, ...(cursor !== undefined ? { cursor } : {}) });
-        for (const run of page.runs) await this.deps.runs.stop(run).catch((error: unknown) => errors.push(`${run.dagRunId}: ${toError(error).message}`));
+        for (const run of page.runs) {
+          await this.deps.runs.stop(run).then(
+            () => auditRun(this.deps.db, actor, 'run.stopped', run, { stopAll: true }),
+            (error: unknown) => errors.push(`${run.dagRunId}: ${toError(error).message}`),
+          );
+        }
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     }
     return { errors };
+  }
+
+  private audit(actor: Actor, type: string, fileName: string, message: string, data: Record<string, unknown> = {}): Promise<void> {
+    return recordAudit(this.deps.db, actor, { type, message, dagName: fileName, data: { fileName, ...data } });
   }
 }

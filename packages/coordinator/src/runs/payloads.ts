@@ -29,6 +29,7 @@ export function runSummary(run: RunRecord, conditions?: QueuedCondition[]) {
     params: run.params,
     error: run.error,
     attemptId: run.attemptId,
+    triggeredBy: { kind: run.triggeredBy.kind, id: run.triggeredBy.id, name: run.triggeredBy.name },
     ...(run.status === RunStatus.Queued ? { conditions: conditions ?? [] } : {}),
   };
 }

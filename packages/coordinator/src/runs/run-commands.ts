@@ -5,6 +5,8 @@ import type { LocalExecutor } from '../execution/local-executor.js';
 import type { RunQueries } from './run-queries.js';
 import type { RunService, StartRequest } from './run-service.js';
 import { waitForRun } from './run-waiter.js';
+import { auditRun } from './run-audit.js';
+import type { Actor } from '../auth/principal.js';
 
 export interface RunCommandsDeps {
   db: Db;
@@ -31,27 +33,33 @@ export interface ApprovalDecision {
   reason: string;
 }
 
-/** Starting and changing runs on a caller's request (the REST API's run commands). */
+/** A start's audit record: `start` (run now, or as soon as admitted) or `enqueue` (the enqueue endpoints). */
+export type StartAction = 'start' | 'enqueue';
+
+/**
+ * Starting and changing runs on a caller's request (the REST API's run commands). Each names
+ * its actor: recorded on new runs as `triggeredBy`, and in the audit trail for every action.
+ */
 export class RunCommands {
   constructor(private readonly deps: RunCommandsDeps) {}
 
   /** Queues a run of a stored DAG; a singleton start is refused with `already_running` while the DAG is active. */
-  startStored(fileName: string, options: StartOptions): Promise<RunRecord> {
-    return this.deps.runs.enqueue(startRequest(this.storedDag(fileName), fileName, options, 'manual', 'already_running'));
+  startStored(actor: Actor, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+    return this.started(actor, action, startRequest(this.storedDag(fileName), fileName, options, 'manual', actor, 'already_running'));
   }
 
   /** Queues a run of an inline spec, never stored as a definition; a singleton start is refused with `max_run_reached`. */
-  startInline(spec: string, name: string | undefined, options: StartOptions): Promise<RunRecord> {
-    const request = startRequest(inlineDag(spec, name), '', { ...options, dagName: options.dagName ?? name }, 'api', 'max_run_reached');
-    return this.deps.runs.enqueue(request);
+  startInline(actor: Actor, spec: string, name: string | undefined, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+    const request = startRequest(inlineDag(spec, name), '', { ...options, dagName: options.dagName ?? name }, 'api', actor, 'max_run_reached');
+    return this.started(actor, action, request);
   }
 
   /**
    * Starts a stored DAG and waits until the run ends or waits for approval: its details, or a
    * timeout carrying its id when `timeoutSec` passes first (the run continues).
    */
-  async startSync(fileName: string, options: StartOptions, timeoutSec: number) {
-    const started = await this.startStored(fileName, options);
+  async startSync(actor: Actor, fileName: string, options: StartOptions, timeoutSec: number) {
+    const started = await this.startStored(actor, fileName, options);
     const settled = (run: RunRecord) => isTerminalRunStatus(run.status) || run.status === RunStatus.Waiting;
     const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000 });
     if (end.state === 'missing') throw new NotFoundError('DAG run not found', { name: started.dagName, dagRunId: started.dagRunId });
@@ -59,28 +67,58 @@ export class RunCommands {
     return this.deps.queries.detailsOf(end.run);
   }
 
-  async stop(name: string, dagRunId: string): Promise<void> {
-    await this.deps.runs.stop(await this.deps.runs.require(name, dagRunId));
+  async stop(actor: Actor, name: string, dagRunId: string): Promise<void> {
+    const run = await this.deps.runs.require(name, dagRunId);
+    await this.deps.runs.stop(run);
+    await auditRun(this.deps.db, actor, 'run.stopped', run);
   }
 
-  async retry(name: string, dagRunId: string, newRunId: string | undefined): Promise<RunRecord> {
-    return this.deps.runs.retry(await this.deps.runs.require(name, dagRunId), newRunId);
+  /** A new attempt (the run is then `triggeredBy` the actor), or a new run when `newRunId` differs. */
+  async retry(actor: Actor, name: string, dagRunId: string, newRunId: string | undefined): Promise<RunRecord> {
+    const retried = await this.deps.runs.retry(await this.deps.runs.require(name, dagRunId), newRunId, actor);
+    await auditRun(this.deps.db, actor, 'run.retried', retried, retried.dagRunId !== dagRunId ? { retryOf: dagRunId } : { attempt: retried.attemptNumber });
+    return retried;
   }
 
-  async reschedule(name: string, dagRunId: string, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
-    return this.deps.runs.reschedule(await this.deps.runs.require(name, dagRunId), newRunId, dagName);
+  async reschedule(actor: Actor, name: string, dagRunId: string, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
+    const run = await this.deps.runs.reschedule(await this.deps.runs.require(name, dagRunId), newRunId, dagName, actor);
+    await auditRun(this.deps.db, actor, 'run.rescheduled', run, { rescheduleOf: { dagName: name, dagRunId } });
+    return run;
   }
 
-  async dequeue(name: string, dagRunId: string): Promise<void> {
-    await this.deps.runs.dequeue(await this.deps.runs.require(name, dagRunId));
+  async dequeue(actor: Actor, name: string, dagRunId: string): Promise<void> {
+    const run = await this.deps.runs.require(name, dagRunId);
+    await this.deps.runs.dequeue(run);
+    await auditRun(this.deps.db, actor, 'run.dequeued', run);
   }
 
-  /**
-   * Approves or rejects a step waiting for approval. A run here is decided at once; a run a
-   * worker holds gets the decision with the worker's next heartbeat, within a second.
-   */
-  async decide(name: string, dagRunId: string, stepName: string, decision: ApprovalDecision): Promise<void> {
+  /** Approves or rejects a step waiting for approval (see `deliver`), and records who did. */
+  async decide(actor: Actor, name: string, dagRunId: string, stepName: string, decision: ApprovalDecision): Promise<void> {
     const run = await this.deps.queries.resolve(name, dagRunId);
+    await this.deliver(run, stepName, decision);
+    // The names of the inputs only: their values are the approver's to give, not the trail's to keep.
+    const data = decision.action === 'approve' ? { stepName, inputs: Object.keys(decision.inputs) } : { stepName, reason: decision.reason };
+    await auditRun(this.deps.db, actor, decision.action === 'approve' ? 'run.step.approved' : 'run.step.rejected', run, data);
+  }
+
+  /** Sets a step's status by hand on a run that is not running (`latest` allowed). */
+  async setStepStatus(actor: Actor, name: string, dagRunId: string, stepName: string, status: number): Promise<void> {
+    await this.setStatusOf(actor, await this.deps.queries.resolve(name, dagRunId), stepName, status);
+  }
+
+  /** Sets a step's status by hand on a sub-DAG run of the run `name`/`dagRunId`. */
+  async setSubRunStepStatus(actor: Actor, name: string, dagRunId: string, subDagRunId: string, stepName: string, status: number): Promise<void> {
+    await this.setStatusOf(actor, await this.deps.queries.subRun(name, dagRunId, subDagRunId), stepName, status);
+  }
+
+  private async started(actor: Actor, action: StartAction, request: StartRequest): Promise<RunRecord> {
+    const run = await this.deps.runs.enqueue(request);
+    await auditRun(this.deps.db, actor, action === 'start' ? 'run.started' : 'run.enqueued', run, { trigger: run.trigger });
+    return run;
+  }
+
+  /** A run here is decided at once; a run a worker holds gets the decision with the worker's next heartbeat, within a second. */
+  private async deliver(run: RunRecord, stepName: string, decision: ApprovalDecision): Promise<void> {
     const handle = this.deps.executor.handle(run.id);
     if (handle === undefined && run.dispatchTarget === 'remote' && run.status === RunStatus.Waiting) {
       if (!(await this.deps.queries.hasStep(run, stepName))) throw new NotFoundError(`no step ${stepName} in this run`);
@@ -92,20 +130,11 @@ export class RunCommands {
     else handle.reject(stepName, decision.reason);
   }
 
-  /** Sets a step's status by hand on a run that is not running (`latest` allowed). */
-  async setStepStatus(name: string, dagRunId: string, stepName: string, status: number): Promise<void> {
-    await this.setStatusOf(await this.deps.queries.resolve(name, dagRunId), stepName, status);
-  }
-
-  /** Sets a step's status by hand on a sub-DAG run of the run `name`/`dagRunId`. */
-  async setSubRunStepStatus(name: string, dagRunId: string, subDagRunId: string, stepName: string, status: number): Promise<void> {
-    await this.setStatusOf(await this.deps.queries.subRun(name, dagRunId, subDagRunId), stepName, status);
-  }
-
-  private async setStatusOf(run: RunRecord, stepName: string, status: number): Promise<void> {
+  private async setStatusOf(actor: Actor, run: RunRecord, stepName: string, status: number): Promise<void> {
     if (run.status === RunStatus.Running) throw new BadRequestError('the run is running: its steps cannot be changed by hand');
     const node = await this.deps.queries.step(run, stepName);
     await setNodeData(this.deps.db, run.id, stepName, { ...(node.data as object), status, statusLabel: nodeStatusLabel(status as NodeStatus) });
+    await auditRun(this.deps.db, actor, 'run.step.status_set', run, { stepName, status });
   }
 
   private storedDag(fileName: string): { dag: Dag; yaml: string } {
@@ -123,8 +152,8 @@ function inlineDag(spec: string, name: string | undefined): { dag: Dag; yaml: st
   return { dag: loaded.dag, yaml: spec };
 }
 
-function startRequest(base: { dag: Dag; yaml: string }, fileName: string, options: StartOptions, trigger: string, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
-  const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger };
+function startRequest(base: { dag: Dag; yaml: string }, fileName: string, options: StartOptions, trigger: string, actor: Actor, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
+  const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger, actor };
   if (options.params !== undefined) request.params = options.params;
   if (options.dagRunId !== undefined) request.dagRunId = options.dagRunId;
   if (options.dagName !== undefined) request.dagName = options.dagName;

@@ -12,6 +12,7 @@ import { executedInputs, insertMaskedRun, insertSubRun } from './masked-params.j
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../admission/placement.js';
 import { queuedConditions, type ConditionDeps } from '../admission/conditions.js';
+import type { Actor } from '../auth/principal.js';
 
 export interface StartRequest {
   /** The definition text and the file it came from ('' for inline specs). */
@@ -24,6 +25,8 @@ export interface StartRequest {
   queue?: string;
   noReuse?: boolean;
   trigger: string;
+  /** Who starts it: recorded on the run as `triggeredBy`, and inherited by its sub-runs. */
+  actor: Actor;
   /** The runtime profile a schedule entry named (recorded; honoured once profiles exist). */
   profileName?: string;
   /** Refuse when the DAG has active runs: with this error. */
@@ -88,6 +91,7 @@ export class RunService {
       specYaml: request.yaml,
       labels: request.dag.labels,
       trigger: request.trigger,
+      triggeredBy: request.actor,
       noReuse: request.noReuse ?? false,
       ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
       ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
@@ -160,6 +164,7 @@ export class RunService {
       specYaml: yaml,
       labels: dag.labels,
       trigger: 'sub',
+      triggeredBy: parent.triggeredBy,
       noReuse: parent.noReuse,
       runEnv: request.env,
     }, params.params, request.maskValues);
@@ -171,29 +176,33 @@ export class RunService {
     if (!(await dequeueRun(this.deps.db, run.id, 'dequeued'))) throw new NotFoundError('the run is not in a queue', { dagRunId: run.dagRunId });
   }
 
-  /** Retry: a new attempt of the same run, or, with a different id, a new run of the same definition and params. */
-  async retry(run: RunRecord, newRunId: string | undefined): Promise<RunRecord> {
+  /**
+   * Retry: a new attempt of the same run, or, with a different id, a new run of the same
+   * definition and params. Either way the run is then `triggeredBy` the actor who retried it.
+   */
+  async retry(run: RunRecord, newRunId: string | undefined, actor: Actor): Promise<RunRecord> {
     if (!isTerminalRunStatus(run.status)) throw new AlreadyRunningError(`DAG run ${run.dagRunId} is still ${run.status === RunStatus.Queued ? 'queued' : 'running'}`);
     const yaml = await getSpecYaml(this.deps.db, run.specHash);
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
     if (newRunId !== undefined && newRunId !== run.dagRunId) {
       const dag = this.dagOf(yaml, run);
-      const request: StartRequest = { yaml, fileName: run.fileName, dag, ...(await this.inputsOf(run)), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry' };
+      const request: StartRequest = { yaml, fileName: run.fileName, dag, ...(await this.inputsOf(run)), dagRunId: newRunId, dagName: run.dagName, trigger: 'retry', actor };
       if (keepsQueue(run)) request.queue = run.queueName;
       return this.enqueue(request);
     }
     const logRoot = dagLogRoot(this.deps.logDir, this.dagOf(yaml, run));
-    const next = await this.deps.db.transaction((tx) => requeueForRetry(tx, run.id, randomUUID(), runLogFile(logRoot, run.dagName, run.dagRunId, run.attemptNumber + 1)));
+    const attempt = { attemptId: randomUUID(), logFile: runLogFile(logRoot, run.dagName, run.dagRunId, run.attemptNumber + 1), triggeredBy: actor };
+    const next = await this.deps.db.transaction((tx) => requeueForRetry(tx, run.id, attempt));
     if (next === undefined) throw new AlreadyRunningError(`DAG run ${run.dagRunId} is not finished`);
     await this.wakeDispatchers();
     return next;
   }
 
   /** A new queued run with the definition and params of `run`; always singleton-guarded. */
-  async reschedule(run: RunRecord, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
+  async reschedule(run: RunRecord, newRunId: string | undefined, dagName: string | undefined, actor: Actor): Promise<RunRecord> {
     const yaml = await getSpecYaml(this.deps.db, run.specHash);
     if (yaml === undefined) throw new NotFoundError('the definition this run executed is no longer stored');
-    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), ...(await this.inputsOf(run)), dagName: dagName ?? run.dagName, trigger: 'retry', singleton: 'max_run_reached' };
+    const request: StartRequest = { yaml, fileName: run.fileName, dag: this.dagOf(yaml, run), ...(await this.inputsOf(run)), dagName: dagName ?? run.dagName, trigger: 'retry', actor, singleton: 'max_run_reached' };
     if (newRunId !== undefined) request.dagRunId = newRunId;
     if (keepsQueue(run)) request.queue = run.queueName;
     return this.enqueue(request);

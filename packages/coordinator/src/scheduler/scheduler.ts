@@ -6,6 +6,8 @@ import {
 import type { Logger } from '../logging/logger.js';
 import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
 import type { RunService } from '../runs/run-service.js';
+import { auditRun } from '../runs/run-audit.js';
+import { SCHEDULER } from '../auth/principal.js';
 import { ceilMinute, MINUTE_MS, type SchedulerClock } from './clock.js';
 import { firesFor, scheduledRunId, type Fire } from './fires.js';
 import type { SchedulerLeadership } from './leadership.js';
@@ -144,10 +146,11 @@ export class Scheduler {
       if (dag.overlapPolicy === 'latest') await abortQueuedScheduledRuns(tx, entry.name, `superseded by ${id} (overlap_policy latest)`);
     }
     try {
-      await this.deps.runs.enqueue(
-        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', ...(fire.entry.profile !== undefined ? { profileName: fire.entry.profile } : {}) },
+      const run = await this.deps.runs.enqueue(
+        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, ...(fire.entry.profile !== undefined ? { profileName: fire.entry.profile } : {}) },
         tx,
       );
+      await auditRun(tx, SCHEDULER, 'run.started', run, { trigger: run.trigger });
       outcome.started.push(label);
     } catch (error) {
       // The run of this time exists already (a repeated tick, or a previous leader made it).
@@ -158,7 +161,10 @@ export class Scheduler {
   private async afterCommit(after: PostCommit, outcome: TickOutcome): Promise<void> {
     for (const { dag } of [...after.stops, ...after.restarts]) {
       for (const run of await activeRunsOf(this.deps.db, dag.name)) {
-        await this.deps.runs.stop(run).catch((error: unknown) => this.deps.logger.warn('scheduled stop failed', { dagRunId: run.dagRunId, error: toError(error) }));
+        await this.deps.runs.stop(run).then(
+          () => auditRun(this.deps.db, SCHEDULER, 'run.stopped', run, { trigger: 'schedule' }),
+          (error: unknown) => this.deps.logger.warn('scheduled stop failed', { dagRunId: run.dagRunId, error: toError(error) }),
+        );
         outcome.stopped.push(`${dag.name}/${run.dagRunId}`);
       }
     }
@@ -172,7 +178,8 @@ export class Scheduler {
     const dag = entry.result.dag;
     if (dag === undefined || this.stopped) return;
     await this.deps.runs
-      .enqueue({ yaml: entry.text, fileName: entry.fileName, dag, dagRunId: scheduledRunId(fire), trigger: 'schedule' })
+      .enqueue({ yaml: entry.text, fileName: entry.fileName, dag, dagRunId: scheduledRunId(fire), trigger: 'schedule', actor: SCHEDULER })
+      .then((run) => auditRun(this.deps.db, SCHEDULER, 'run.started', run, { trigger: run.trigger, restart: true }))
       .catch((error: unknown) => {
         if (!(error instanceof AlreadyExistsError)) this.deps.logger.error('scheduled restart failed', { dagName: entry.name, error: toError(error) });
       });

@@ -117,16 +117,17 @@ export class WebhookService {
     const definition = this.deps.definition(fileName);
     if (definition === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (definition.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${definition.errors.join('; ')}`, { errors: definition.errors });
+    const actor: Principal = { kind: 'webhook', id: hook.id, name: fileName, role: 'operator' };
     const run = await this.deps.runs.enqueue({
       yaml: definition.text,
       fileName,
       dag: definition.dag,
       trigger: 'webhook',
+      actor,
       runEnv: { WEBHOOK_PAYLOAD: JSON.stringify(call.payload ?? {}) },
       ...(call.dagRunId !== undefined ? { dagRunId: call.dagRunId } : {}),
     });
     await touchWebhook(this.deps.db, hook.id);
-    const actor: Principal = { kind: 'webhook', id: hook.id, name: fileName, role: 'operator' };
     await recordAudit(this.deps.db, actor, { type: 'webhook.triggered', message: `started run ${run.dagRunId} of ${run.dagName}`, dagName: run.dagName, dagRunId: run.dagRunId, data: { webhookId: hook.id } });
     return { dagRunId: run.dagRunId, dagName: run.dagName };
   }

@@ -17,6 +17,7 @@ import { sql as users } from './0013_users.js';
 import { sql as apiKeys } from './0014_api_keys.js';
 import { sql as webhooks } from './0015_webhooks.js';
 import { sql as oidcIdentities } from './0016_oidc_identities.js';
+import { sql as runTriggeredBy } from './0017_run_triggered_by.js';
 
 interface Migration {
   version: number;
@@ -42,6 +43,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: '0014_api_keys', sql: apiKeys },
   { version: 15, name: '0015_webhooks', sql: webhooks },
   { version: 16, name: '0016_oidc_identities', sql: oidcIdentities },
+  { version: 17, name: '0017_run_triggered_by', sql: runTriggeredBy },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

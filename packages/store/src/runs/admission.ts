@@ -1,6 +1,6 @@
 import { RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { RUN_COLUMNS, type RunRecord, type TriggeredBy } from './record.js';
 import { ACTIVE, TERMINAL, UNFINISHED } from '../db/run-status-sql.js';
 
 /** Who admits: the local executor, or a remote worker with these labels. */
@@ -54,14 +54,22 @@ export async function dequeueRun(q: Queryable, runId: number, reason: string): P
   return rows.length === 1;
 }
 
+/** A new attempt of a finished run: its id and log file, and who asked for it (the run's new `triggeredBy`). */
+export interface RetryAttempt {
+  attemptId: string;
+  logFile: string;
+  triggeredBy: TriggeredBy;
+}
+
 /** A new attempt of a finished run: back to the queue with a new attempt id. */
-export async function requeueForRetry(q: Queryable, runId: number, attemptId: string, logFile: string): Promise<RunRecord | undefined> {
+export async function requeueForRetry(q: Queryable, runId: number, attempt: RetryAttempt): Promise<RunRecord | undefined> {
+  const { kind, id, name } = attempt.triggeredBy;
   const [row] = await q.query<RunRecord>(
     `UPDATE runs SET status = ${RunStatus.Queued}, attempt_id = $2, attempt_number = attempt_number + 1, log_file = $3, queued_at = now(),
        started_at = NULL, finished_at = NULL, error = '', worker_id = '', updated_at = now(),
-       dispatched_at = NULL, acked_at = NULL, stop_requested_at = NULL, report_seq = 0
+       dispatched_at = NULL, acked_at = NULL, stop_requested_at = NULL, report_seq = 0, triggered_by = $4::jsonb
      WHERE id = $1 AND status IN (${TERMINAL}) RETURNING ${RUN_COLUMNS}`,
-    [runId, attemptId, logFile],
+    [runId, attempt.attemptId, attempt.logFile, JSON.stringify({ kind, id, name })],
   );
   if (row !== undefined) await q.query('DELETE FROM run_nodes WHERE run_id = $1', [runId]);
   return row;

@@ -82,12 +82,14 @@ WITH dags AS (
   FROM generate_series($1::int, $2::int) AS g
 ), inserted AS (
   INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, attempt_id, status,
-    queued_at, started_at, finished_at, queue_name, worker_id, log_file, error, spec_hash, labels, trigger, created_at, updated_at)
+    queued_at, started_at, finished_at, queue_name, worker_id, log_file, error, spec_hash, labels, trigger, triggered_by, created_at, updated_at)
   SELECT d.name, gen.run_id, d.file_name, d.name, gen.run_id, gen.attempt_id, gen.status,
     gen.at, gen.at + interval '1 second', gen.at + (2 + gen.g % 600) * interval '1 second', d.name, 'local',
     $10::text || '/' || d.name || '/' || gen.run_id || '/attempt-1/run.log',
     CASE WHEN gen.status IN (${RunStatus.Failed}, ${RunStatus.Rejected}) THEN 'step s1 exited with code 1' WHEN gen.status = ${RunStatus.Aborted} THEN 'stopped by user' ELSE '' END,
-    d.hash, string_to_array(d.labels, ','), CASE WHEN gen.g % 10 = 0 THEN 'schedule' ELSE 'manual' END, gen.at, gen.at
+    d.hash, string_to_array(d.labels, ','), CASE WHEN gen.g % 10 = 0 THEN 'schedule' ELSE 'manual' END,
+    CASE WHEN gen.g % 10 = 0 THEN '{"kind": "scheduler", "id": "scheduler", "name": "scheduler"}'::jsonb ELSE '{"kind": "anonymous", "id": "anonymous", "name": "anonymous"}'::jsonb END,
+    gen.at, gen.at
   FROM gen JOIN dags d ON d.ord = gen.ord
   RETURNING id, status, started_at, finished_at, log_file
 )

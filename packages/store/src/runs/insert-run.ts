@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AlreadyExistsError, RunStatus, type RunLineage } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, type DispatchTarget, type RunRecord } from './record.js';
+import { RUN_COLUMNS, type DispatchTarget, type RunRecord, type TriggeredBy } from './record.js';
 
 /** A top-level run leaves its lineage out: it is its own root and has no parent. */
 export interface NewRun extends Partial<RunLineage> {
@@ -17,6 +17,7 @@ export interface NewRun extends Partial<RunLineage> {
   specYaml: string;
   labels: string[];
   trigger: string;
+  triggeredBy: TriggeredBy;
   noReuse: boolean;
   profileName?: string;
   dispatchTarget?: DispatchTarget;
@@ -49,9 +50,9 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
     `WITH spec AS (INSERT INTO dag_specs (hash, yaml) VALUES ($13, $20) ON CONFLICT (hash) DO NOTHING)
      INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
        attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
-       dispatch_target, worker_selector, run_env)
+       dispatch_target, worker_selector, run_env, triggered_by)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = ${RunStatus.Queued} THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
-       $18, $19::jsonb, $21::jsonb)
+       $18, $19::jsonb, $21::jsonb, $22::jsonb)
      ON CONFLICT (dag_name, dag_run_id) DO NOTHING
      RETURNING ${RUN_COLUMNS}`,
     [
@@ -59,6 +60,8 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
       run.parentDagRunName ?? '', run.parentDagRunId ?? '', run.attemptId, run.status, run.params, run.queueName, run.logFile,
       hash, run.labels, run.trigger, run.noReuse, run.profileName ?? '',
       run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}), run.specYaml, JSON.stringify(run.runEnv ?? {}),
+      // Only these three: a caller's principal also carries its role, which is no part of the record.
+      JSON.stringify({ kind: run.triggeredBy.kind, id: run.triggeredBy.id, name: run.triggeredBy.name }),
     ],
   );
   const [row] = rows;

@@ -31,6 +31,15 @@ export interface RunRecord extends RunIdentity {
   reportSeq: number;
   /** Run-level variables the run starts with (ITEM of a `parallel` sub-run); never secrets. */
   runEnv: Record<string, string>;
+  /** Who started the run (a sub-run: who started its root); a retry in place names who retried it. */
+  triggeredBy: TriggeredBy;
+}
+
+/** Who started a run: a user, API key or webhook by id and name, `scheduler`, or `anonymous` (auth off). Never a credential. */
+export interface TriggeredBy {
+  kind: string;
+  id: string;
+  name: string;
 }
 
 export type DispatchTarget = 'local' | 'remote';
@@ -45,4 +54,4 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   log_file AS "logFile", error, spec_hash AS "specHash", labels, trigger, no_reuse AS "noReuse",
   created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
   dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq",
-  run_env AS "runEnv"`;
+  run_env AS "runEnv", triggered_by AS "triggeredBy"`;

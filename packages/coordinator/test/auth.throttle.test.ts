@@ -47,6 +47,18 @@ describe('brute-force throttle', () => {
     assert.deepEqual([blocked.status, blocked.json.code], [429, 'too_many_requests']);
   });
 
+  test('guesses sent in parallel are counted one after another: a burst gets no more tries than a sequence', async () => {
+    // Its own database: the address count of the tests around it stays theirs.
+    const fresh = await startTestCoordinator('auth-throttle-burst', {}, { auth: { mode: 'builtin' } });
+    try {
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => login(fresh, 'burst', `parallel guess ${i}`)));
+      const statuses = answers.map((a) => a.status).sort();
+      assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    } finally {
+      await fresh.stop();
+    }
+  });
+
   test('one address failing on many usernames is blocked too', async () => {
     let status = 0;
     let attempts = 0;

@@ -86,4 +86,16 @@ describe('browser protection', () => {
     assert.equal((await send('POST', '/dags/hello/start', { ...headers, origin: 'https://ui.example.com/' }, '{}')).status, 200);
     assert.equal((await send('GET', '/dags', { host: headers.host, origin: 'https://evil.example' })).status, 200);
   });
+
+  test('what a browser marks cross-site is refused whatever the method (the contract has a state-changing GET: dequeue)', async () => {
+    const host = `127.0.0.1:${port}`;
+    await send('POST', '/dags/hello/enqueue', { host, 'content-type': 'application/json' }, '{"dagRunId":"queued-for-img"}');
+    // An <img src> on another site: a GET with no Origin, marked cross-site.
+    const img = await send('GET', '/dag-runs/hello/queued-for-img/dequeue', { host, 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'no-cors' });
+    assert.deepEqual([img.status, img.body.code], [403, 'forbidden']);
+    assert.match(String(img.body.message), /cross-site/);
+    assert.equal((await send('GET', '/dags', { host, 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).status, 403);
+    assert.equal((await send('GET', '/dags', { host, 'sec-fetch-site': 'cross-site', origin: 'https://ui.example.com' })).status, 200, 'a configured origin may');
+    assert.equal((await send('GET', '/dags', { host, 'sec-fetch-site': 'same-origin' })).status, 200);
+  });
 });

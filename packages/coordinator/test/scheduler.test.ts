@@ -133,6 +133,8 @@ describe('scheduler', () => {
     assert.deepEqual([body.paused, body.reason, body.pausedBy], [true, 'maintenance', 'anonymous']);
     assert.ok(!Number.isNaN(Date.parse(body.pausedAt)));
     assert.deepEqual((await t.call('GET', '/services/scheduler/pause')).json, body);
+    const audit = (await t.call('GET', '/event-logs?kind=audit&type=scheduler.paused')).json.entries as Array<{ userId: string; message: string }>;
+    assert.deepEqual(audit.map((e) => [e.userId, e.message]), [['anonymous', 'anonymous: paused the scheduler: maintenance']], 'who paused it is in the audit trail');
     for (const minute of ['40', '41', '42', '43', '44']) {
       const outcome = await tick(`2026-11-23T12:${minute}:00Z`);
       assert.deepEqual(outcome?.started, []);

@@ -124,15 +124,24 @@ describe('webhook calls', () => {
     assert.equal((await t.call('POST', '/dags/nothere/webhook/toggle', { enabled: true })).status, 404);
   });
 
-  test('delete: 204, then 404 for the webhook and its calls; a deleted DAG answers 404 too', async () => {
+  test('delete: 204, then 404 for the webhook and its calls; a deleted or renamed DAG takes its webhook with it', async () => {
     const { token } = await createHook('doomed');
     assert.equal((await t.call('DELETE', '/dags/doomed')).status, 204);
     const gone = await call('doomed', token);
-    assert.deepEqual([gone.status, gone.json.message], [404, 'DAG not found']);
+    assert.deepEqual([gone.status, gone.json.code], [404, 'not_found']);
+    assert.equal((await t.call('GET', '/dags/doomed/webhook')).status, 404, 'removed with its DAG');
+    // A new DAG under the old name does not inherit the token an outside sender holds.
+    assert.equal((await t.call('POST', '/dags', { name: 'doomed' })).status, 201);
+    assert.equal((await call('doomed', token)).status, 404);
+    const renamed = await createHook('doomed');
+    assert.equal((await t.call('POST', '/dags/doomed/rename', { newFileName: 'reborn' })).status, 200);
+    assert.equal((await t.call('POST', '/dags', { name: 'doomed' })).status, 201);
+    assert.equal((await call('doomed', renamed.token)).status, 404);
+    assert.equal((await t.call('GET', '/dags/reborn/webhook')).status, 404);
+    const own = await createHook('doomed');
     assert.equal((await t.call('DELETE', '/dags/doomed/webhook')).status, 204);
     assert.equal((await t.call('DELETE', '/dags/doomed/webhook')).status, 404);
-    assert.equal((await t.call('GET', '/dags/doomed/webhook')).status, 404);
-    assert.equal((await call('doomed', token)).status, 404);
+    assert.equal((await call('doomed', own.token)).status, 404);
   });
 });
 

@@ -34,6 +34,6 @@ export {
   insertWebhook, listWebhooks, getWebhook, getWebhookCredential, replaceWebhookToken, setWebhookEnabled, deleteWebhook, touchWebhook,
   type WebhookRecord, type WebhookCredential, type NewWebhook,
 } from './auth/webhooks.js';
-export { insertUser, insertFirstUser, insertOidcUser, getUserById, getUserByUsername, getUserByOidcIdentity, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
+export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById, getUserByUsername, getUserByOidcIdentity, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';

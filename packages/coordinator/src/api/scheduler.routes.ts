@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type AnyRoute } from '../http/routes.js';
+import { defineRoute, type AnyRoute, actorOf } from '../http/routes.js';
 import type { SchedulerPause } from '../scheduler/pause.js';
 import { schedulerPauseSchema } from './system.schemas.js';
 
@@ -34,8 +34,7 @@ export function schedulerRoutes(deps: SchedulerRoutesDeps): AnyRoute[] {
       response: schedulerPauseSchema,
       body: pauseRequest,
       errors: [400],
-      // Users arrive with authentication; until then the actor is recorded as anonymous.
-      handler: ({ body }) => deps.pause.set(body.paused, 'anonymous', body.reason),
+      handler: (ctx) => deps.pause.set(actorOf(ctx), ctx.body.paused, ctx.body.reason),
     }),
   ];
 }

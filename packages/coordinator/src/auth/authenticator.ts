@@ -97,15 +97,18 @@ export class Authenticator {
     const hit = this.basicHits.get(key);
     if (hit !== undefined && Date.now() - hit.at < BASIC_CACHE_MS) return this.mode === 'basic' ? this.configuredPrincipal() : this.activeUser(hit.userId, hit.generation);
     const throttle = this.options.throttle;
-    await throttle?.check(given.username, address);
-    try {
-      const principal = this.mode === 'basic' ? await this.configuredUser(given.username, given.password) : await this.storedUser(given.username, given.password);
-      this.remember(key, principal.id, principal.generation);
-      return principal.principal;
-    } catch (error) {
-      if (error instanceof UnauthorizedError) await throttle?.failed(given.username, address);
-      throw error;
-    }
+    const guess = async (): Promise<Principal> => {
+      await throttle?.check(given.username, address);
+      try {
+        const principal = this.mode === 'basic' ? await this.configuredUser(given.username, given.password) : await this.storedUser(given.username, given.password);
+        this.remember(key, principal.id, principal.generation);
+        return principal.principal;
+      } catch (error) {
+        if (error instanceof UnauthorizedError) await throttle?.failed(given.username, address);
+        throw error;
+      }
+    };
+    return throttle !== undefined ? throttle.serially(given.username, guess) : guess();
   }
 
   private configuredPrincipal(): Principal {

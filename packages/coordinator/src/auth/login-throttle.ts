@@ -21,6 +21,26 @@ export class LoginThrottle {
     private readonly policies: ThrottlePolicies = { username: PER_USERNAME, address: PER_ADDRESS },
   ) {}
 
+  /** The guess on its way for each username here: the next one waits for it (see `serially`). */
+  private readonly pending = new Map<string, Promise<unknown>>();
+
+  /**
+   * Runs one password check for `username` after the previous one here has ended. A guess costs
+   * a bcrypt compare (~200 ms) before its failure is counted, so a burst sent in parallel would
+   * all pass `check` before the first failure lands: one at a time, each burst member sees the
+   * failures of those before it. (Across coordinators a burst gets one guess in flight per process.)
+   */
+  async serially<T>(username: string, guess: () => Promise<T>): Promise<T> {
+    const before = this.pending.get(username) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(guess);
+    this.pending.set(username, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.pending.get(username) === mine) this.pending.delete(username);
+    }
+  }
+
   /** 429 with Retry-After while the account or the address is blocked. */
   async check(username: string, address: string): Promise<void> {
     const seconds = await loginBlockedFor(this.db, this.keys(username, address));

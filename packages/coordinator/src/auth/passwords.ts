@@ -28,8 +28,16 @@ export function hashPassword(password: string): Promise<string> {
   return bcrypt.hash(password, COST);
 }
 
-/** Whether `password` matches `hash`; without a hash (unknown user) it spends the same time and says no. */
+/** A bcrypt hash as bcryptjs produces it: anything else (a single sign-on user's `!`) matches nothing. */
+const BCRYPT_HASH = /^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/;
+
+/**
+ * Whether `password` matches `hash`. Without a usable hash (unknown user, single sign-on user)
+ * it compares against the dummy and says no: bcryptjs answers at once for a malformed hash, and
+ * the time must not tell which usernames exist or sign on elsewhere.
+ */
 export async function verifyPassword(password: string, hash: string | undefined): Promise<boolean> {
-  const matches = await bcrypt.compare(password, hash ?? (await dummy()));
-  return hash !== undefined && matches;
+  const usable = hash !== undefined && BCRYPT_HASH.test(hash);
+  const matches = await bcrypt.compare(password, usable ? hash : await dummy());
+  return usable && matches;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  deleteUser, getUserById, getUserByUsername, insertFirstUser, insertUser, listUsers, setUserPassword, updateUser, UsernameTakenError,
+  anyUserExists, deleteUser, getUserById, getUserByUsername, insertFirstUser, insertUser, listUsers, setUserPassword, updateUser, UsernameTakenError,
   type Db, type UserChange, type UserRecord,
 } from '@trellis/store';
 import type { AuditTrail } from './audit.js';
@@ -57,6 +57,8 @@ export function userView(user: UserRecord): UserView {
 }
 
 /** Built-in users: first setup, login, passwords and the admin's user management. */
+const SETUP_DONE = 'setup is done: a user exists already';
+
 export class UserService {
   constructor(private readonly deps: UserServiceDeps) {}
 
@@ -64,13 +66,19 @@ export class UserService {
   async setup(input: Credentials, address: string): Promise<SessionView> {
     const tokens = this.builtinTokens();
     checkPasswordStrength(input.password);
+    // Cheap refusal first: after setup, every call would otherwise cost a bcrypt hash.
+    if (await anyUserExists(this.deps.db)) throw new ForbiddenError(SETUP_DONE);
     const user = await insertFirstUser(this.deps.db, { id: randomUUID(), username: input.username, passwordHash: await hashPassword(input.password), role: 'admin' });
-    if (user === undefined) throw new ForbiddenError('setup is done: a user exists already');
+    if (user === undefined) throw new ForbiddenError(SETUP_DONE);
     await this.deps.audit.record('auth.setup', principalOf(user), `first admin ${user.username} created`, { address });
     return { ...tokens.issue({ userId: user.id, generation: user.tokenGeneration }), user: userView(user) };
   }
 
   async login(input: Credentials, address: string): Promise<SessionView> {
+    return this.deps.throttle.serially(input.username, () => this.checkedLogin(input, address));
+  }
+
+  private async checkedLogin(input: Credentials, address: string): Promise<SessionView> {
     const tokens = this.builtinTokens();
     await this.deps.throttle.check(input.username, address);
     const user = await getUserByUsername(this.deps.db, input.username);

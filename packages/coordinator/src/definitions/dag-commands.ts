@@ -1,5 +1,5 @@
 import { isValidDagFileName, loadDag, RunStatus, AlreadyExistsError, BadRequestError, NotFoundError, toError } from '@trellis/core';
-import { listRuns, setSuspended, type Db } from '@trellis/store';
+import { listRuns, setSuspended, type Db, deleteWebhook } from '@trellis/store';
 import type { RunService } from '../runs/run-service.js';
 import type { DagFiles } from './dag-files.js';
 import type { DagIndex } from './dag-index.js';
@@ -61,6 +61,7 @@ export class DagCommands {
     await this.deps.files.rename(fileName, newFileName);
     await Promise.all([this.deps.index.refresh(fileName), this.deps.index.refresh(newFileName)]);
     await this.audit(actor, 'dag.renamed', fileName, `renamed DAG ${fileName} to ${newFileName}`, { newFileName });
+    await this.retireWebhook(actor, fileName);
     return { fileName: newFileName };
   }
 
@@ -68,6 +69,16 @@ export class DagCommands {
     if (!(await this.deps.files.remove(fileName))) throw new NotFoundError('DAG not found', { fileName });
     await this.deps.index.refresh(fileName);
     await this.audit(actor, 'dag.deleted', fileName, `deleted DAG ${fileName}`);
+    await this.retireWebhook(actor, fileName);
+  }
+
+  /**
+   * A webhook belongs to the DAG it was made for: when that file goes (deleted, renamed), its
+   * token must not start whatever DAG takes the name next.
+   */
+  private async retireWebhook(actor: Actor, fileName: string): Promise<void> {
+    const hook = await deleteWebhook(this.deps.db, fileName);
+    if (hook !== undefined) await this.audit(actor, 'webhook.deleted', fileName, `removed the webhook of DAG ${fileName} with its DAG`, { webhookId: hook.id });
   }
 
   /** A suspended DAG is not scheduled; manual runs still work. */

@@ -53,11 +53,17 @@ export function browserProtection(options: BrowserProtectionOptions) {
       next(new ForbiddenError(`host "${hostNameOf(host)}" is not one of this service's names; add it to allowedHosts (SVC_ALLOWED_HOSTS)`));
       return;
     }
+    const origin = req.headers.origin;
+    // A browser marks what another site makes it send. Refused whatever the method: the contract
+    // has a state-changing GET (dequeue), which an <img> on any page would otherwise reach.
+    if (req.headers['sec-fetch-site'] === 'cross-site' && (origin === undefined || !origins.has(normalizeOrigin(origin)))) {
+      next(new ForbiddenError('cross-site request refused; add the origin to allowedOrigins (SVC_ALLOWED_ORIGINS)'));
+      return;
+    }
     if (!STATE_CHANGING.has(req.method)) {
       next();
       return;
     }
-    const origin = req.headers.origin;
     if (origin !== undefined) {
       const own = host !== undefined ? `${req.protocol}://${host.toLowerCase()}` : undefined;
       const normalized = normalizeOrigin(origin);

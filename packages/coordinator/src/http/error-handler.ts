@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { BadRequestError, InternalError, NotFoundError, ServiceUnavailableError, TooManyRequestsError, TrellisError, toError, type ErrorCode } from '@trellis/core';
-import { isConnectionError } from '@trellis/store';
+import { failureKind } from '../errors/failure-kind.js';
 import { STATUS_TABLE } from '../errors/status-table.js';
 import type { Logger } from '../logging/logger.js';
 import { requestIdOf } from './request-id.js';
@@ -63,7 +63,7 @@ export function errorHandler(logger: Logger) {
     const error = toError(raw);
     let known = error instanceof TrellisError ? error : fromExpress(error);
     const requestId = requestIdOf(res);
-    if (known === undefined && isConnectionError(raw)) {
+    if (known === undefined && failureKind(raw) === 'service_unavailable') {
       // Not a fault of this request, nor a bug: the database is down or restarting. Clients may retry.
       logger.warn('database unreachable while serving a request', { method: req.method, path: req.originalUrl.split('?')[0], requestId, error });
       known = new ServiceUnavailableError('the database is unreachable; try again shortly');

@@ -1,3 +1,5 @@
+import { recordAudit } from '../auth/audit.js';
+import type { Principal } from '../auth/principal.js';
 import { getSchedulerState, setSchedulerPaused, type Db, type SchedulerState } from '@trellis/store';
 
 /** The contract's pause body: pausedAt and pausedBy only while paused, reason only when given. */
@@ -20,7 +22,13 @@ export class SchedulerPause {
   }
 
   /** `actor` is who asked: users arrive with authentication, until then callers pass anonymous. */
-  async set(paused: boolean, actor: string, reason = '') {
-    return pauseBody(await this.db.transaction((tx) => setSchedulerPaused(tx, paused, actor, reason)));
+  /** Records who paused or resumed it, on the state and as an audit event. */
+  async set(actor: Principal, paused: boolean, reason = '') {
+    const state = await this.db.transaction(async (tx) => {
+      const changed = await setSchedulerPaused(tx, paused, actor.name, reason);
+      await recordAudit(tx, actor, { type: paused ? 'scheduler.paused' : 'scheduler.resumed', message: `${paused ? 'paused' : 'resumed'} the scheduler${reason !== '' ? `: ${reason}` : ''}` });
+      return changed;
+    });
+    return pauseBody(state);
   }
 }

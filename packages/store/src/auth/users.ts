@@ -62,6 +62,12 @@ export async function insertFirstUser(db: Db, user: NewUser): Promise<UserRecord
   });
 }
 
+/** Whether any user exists: setup is refused before it spends a bcrypt hash. */
+export async function anyUserExists(q: Queryable): Promise<boolean> {
+  const [row] = await q.query('SELECT 1 FROM users LIMIT 1');
+  return row !== undefined;
+}
+
 export async function getUserById(q: Queryable, id: string): Promise<UserRecord | undefined> {
   const [row] = await q.query<UserRecord>(`SELECT ${COLUMNS} FROM users WHERE id = $1`, [id]);
   return row;

@@ -45,6 +45,8 @@ describe('brute-force throttle', () => {
     for (let i = 0; i < 5; i += 1) assert.equal((await callWith(two.coordinator.apiUrl, 'GET', '/dags', basic('ghost', `guess ${i}`))).status, 401);
     const blocked = await callWith(one.coordinator.apiUrl, 'GET', '/dags', basic('ghost', 'guess 5'));
     assert.deepEqual([blocked.status, blocked.json.code], [429, 'too_many_requests']);
+    const audited = await one.coordinator.db.query<{ data: { username: string; method: string } }>("SELECT data FROM event_logs WHERE kind = 'audit' AND type = 'auth.login.failed' AND data->>'method' = 'basic'");
+    assert.deepEqual(audited.map((row) => row.data.username), ['ghost', 'ghost', 'ghost', 'ghost', 'ghost'], 'each failed Basic guess is a failed login in the audit trail');
   });
 
   test('guesses sent in parallel are counted one after another: a burst gets no more tries than a sequence', async () => {

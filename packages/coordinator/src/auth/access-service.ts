@@ -25,8 +25,8 @@ export async function openAccessControl(auth: ResolvedAuthConfig, db: Db, apiKey
   const tokens = auth.mode === 'builtin' ? await LoginTokens.open(db, auth.tokenSecret, auth.tokenTtlSec) : undefined;
   if (auth.mode !== 'none') await prepareDummyHash();
   const throttle = new LoginThrottle(db);
-  const authenticator = new Authenticator({ auth, db, throttle, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const audit = new AuditTrail(db);
+  const authenticator = new Authenticator({ auth, db, throttle, audit, ...(tokens !== undefined ? { tokens } : {}), ...(apiKeys !== undefined ? { apiKeys } : {}) });
   const users = new UserService({ db, authenticator, tokens, license: new LicenseGate(auth.license, auth.licensePublicKey), throttle, audit });
   const oidc = new OidcLogin({ db, config: auth.oidc, tokens, audit, forget: (userId) => authenticator.forget(userId) });
   return { authenticator, users, audit, oidc };

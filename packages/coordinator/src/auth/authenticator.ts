@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { getUserById, getUserByUsername, type Queryable, type UserRecord } from '@trellis/store';
 import type { ResolvedAuthConfig } from '../config/load.js';
 import type { LoginThrottle } from './login-throttle.js';
+import type { AuditTrail } from './audit.js';
 import type { LoginTokens } from './login-tokens.js';
 import { verifyPassword } from './passwords.js';
 import { ANONYMOUS, ROLES, type Principal, type Role } from './principal.js';
@@ -28,6 +29,8 @@ export interface AuthenticatorOptions {
   apiKeys?: ApiKeyResolver;
   /** Basic credentials are password guesses too: counted and blocked like logins. */
   throttle?: LoginThrottle;
+  /** Failed Basic credentials are failed logins in the audit trail. */
+  audit?: AuditTrail;
 }
 
 function digest(text: string): Buffer {
@@ -104,7 +107,10 @@ export class Authenticator {
         this.remember(key, principal.id, principal.generation);
         return principal.principal;
       } catch (error) {
-        if (error instanceof UnauthorizedError) await throttle?.failed(given.username, address);
+        if (error instanceof UnauthorizedError) {
+          await throttle?.failed(given.username, address);
+          await this.options.audit?.record('auth.login.failed', undefined, `failed Basic credentials for ${given.username}`, { username: given.username, address, method: 'basic' });
+        }
         throw error;
       }
     };

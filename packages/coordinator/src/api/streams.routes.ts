@@ -37,7 +37,8 @@ function resumeAfter(req: Request): number | undefined {
 }
 
 /** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
-async function stream(hub: RunEventHub, filter: RunEventFilter, req: Request, res: Response): Promise<typeof HANDLED> {
+async function stream(hub: RunEventHub, filter: RunEventFilter, ctx: { req: Request; res: Response; stillAdmitted(): Promise<boolean> }): Promise<typeof HANDLED> {
+  const { req, res } = ctx;
   const afterId = resumeAfter(req);
   res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   // Subscribed before the headers go out: a client that starts a run once its stream is open
@@ -50,7 +51,14 @@ async function stream(hub: RunEventHub, filter: RunEventFilter, req: Request, re
   }
   res.flushHeaders();
   res.write('retry: 2000\n\n');
-  const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  // Each keepalive also asks whether the caller may still read: credentials revoked after the
+  // stream opened (a disabled user, a deleted key) end it.
+  const keepalive = setInterval(() => {
+    res.write(': keepalive\n\n');
+    void ctx.stillAdmitted().then((admitted) => {
+      if (!admitted) res.end();
+    });
+  }, KEEPALIVE_MS);
   req.on('close', () => {
     clearInterval(keepalive);
     unsubscribe();
@@ -70,7 +78,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       response: textBody,
       query: z.object({ name: z.string().optional() }),
       produces: 'text/event-stream',
-      handler: ({ query, req, res }) => stream(hub, query.name !== undefined ? { dagName: query.name } : {}, req, res),
+      handler: (ctx) => stream(hub, ctx.query.name !== undefined ? { dagName: ctx.query.name } : {}, ctx),
     }),
     defineRoute({
       method: 'get',
@@ -82,7 +90,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
       produces: 'text/event-stream',
-      handler: ({ params, req, res }) => stream(hub, { dagName: params.name, dagRunId: params.dagRunId }, req, res),
+      handler: (ctx) => stream(hub, { dagName: ctx.params.name, dagRunId: ctx.params.dagRunId }, ctx),
     }),
   ];
 }

@@ -15,6 +15,11 @@ export interface RouteContext<P, Q, B> {
   body: B;
   /** Who is calling; undefined only on public routes. */
   principal: Principal | undefined;
+  /**
+   * Whether the caller's credentials would still be let in now: a long-lived answer (an event
+   * stream) asks again now and then, so a disabled user or a deleted key stops receiving.
+   */
+  stillAdmitted(): Promise<boolean>;
   req: Request;
   res: Response;
 }
@@ -171,7 +176,8 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   const params: unknown = parsePart(route.params, req.params, 'path');
   const query: unknown = parsePart(route.query, req.query, 'query');
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
-  const result = await route.handler({ params, query, body, principal, req, res });
+  const stillAdmitted = (): Promise<boolean> => admit(req, route.permission, authenticate).then(() => true, () => false);
+  const result = await route.handler({ params, query, body, principal, stillAdmitted, req, res });
   if (result === HANDLED) return;
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
   const payload = result instanceof Reply ? result.body : result;

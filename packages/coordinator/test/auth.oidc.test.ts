@@ -110,6 +110,8 @@ describe('single sign-on against a real OpenID provider (authorization code with
     const admin = bearer((await browserLogin(open.coordinator.apiUrl, 'alice-sub')).json.token as string);
     provider.accounts.set('erin-sub', { preferred_username: 'erin', groups: ['ops'] });
     const erin = await browserLogin(open.coordinator.apiUrl, 'erin-sub');
+    const reset = await call(open, 'POST', `/users/${String(userOf(erin).id)}/reset-password`, admin, { newPassword: 'a second way in' });
+    assert.deepEqual([reset.status, reset.json.code], [400, 'bad_request'], 'a single sign-on user gets no password');
     const disabled = await call(open, 'PATCH', `/users/${String(userOf(erin).id)}`, admin, { isDisabled: true });
     assert.equal(disabled.status, 200, JSON.stringify(disabled.json));
     const refused = await browserLogin(open.coordinator.apiUrl, 'erin-sub');

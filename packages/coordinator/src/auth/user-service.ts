@@ -158,6 +158,10 @@ export class UserService {
   async resetPassword(actor: Principal, id: string, newPassword: string): Promise<UserView> {
     this.builtinTokens();
     checkPasswordStrength(newPassword);
+    const target = await getUserById(this.deps.db, id);
+    if (target === undefined) throw new NotFoundError('user not found');
+    // A single sign-on user proves who they are at the provider: a password here would be a second way in.
+    if (target.authProvider !== 'builtin') throw new BadRequestError(`${target.username} signs on through ${target.authProvider}: it has no password to reset`);
     const user = await setUserPassword(this.deps.db, id, await hashPassword(newPassword));
     if (user === undefined) throw new NotFoundError('user not found');
     this.deps.authenticator.forget(id);

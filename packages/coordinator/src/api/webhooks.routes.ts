@@ -3,9 +3,9 @@ import { rawBodyOf } from '../http/raw-body.js';
 import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { createWebhookBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
-import { BadRequestError } from '@trellis/core';
+import { BadRequestError, DAG_FILE_NAME } from '@trellis/core';
 
-const fileNameParam = z.object({ fileName: z.string().regex(/^[a-zA-Z0-9_-]+$/, 'Invalid DAG name format') });
+const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
 
 /** Webhook management (admin, `users:manage`) under `/dags/{fileName}/webhook`, and the call itself. */
 export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {

@@ -1,7 +1,6 @@
-import { BadRequestError, NotFoundError } from '@trellis/core';
+import { NotFoundError } from '@trellis/core';
 import { dirname, resolve, sep } from 'node:path';
-import type { RunStatus } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRuns, InvalidCursorError, type Db, type NodeRow, type RunRecord } from '@trellis/store';
+import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { runDetails, runSummary } from './payloads.js';
 import type { RunService } from './run-service.js';
@@ -12,16 +11,8 @@ export interface RunQueriesDeps {
 }
 
 /** A run list's filter: every field narrows it; `cursor` continues a previous page. */
-export interface RunListFilter {
-  limit: number;
-  name?: string;
-  status?: RunStatus;
-  from?: Date;
-  to?: Date;
-  dagRunId?: string;
-  labels?: string[];
-  cursor?: string;
-}
+/** The run list's filter is the store's: the edge imports it from here, not from the store. */
+export type RunListFilter = RunFilter;
 
 /** What the outputs of a run that stored none read as: the contract's empty outputs document. */
 const NO_OUTPUTS = { metadata: { dagName: '', dagRunId: '', attemptId: '', status: '', completedAt: '0001-01-01T00:00:00Z', params: '' }, outputs: {} };
@@ -46,13 +37,9 @@ export class RunQueries {
 
   /** Runs, newest first, with the cursor of the next page when there is one. */
   async list(filter: RunListFilter) {
-    try {
-      const page = await listRuns(this.deps.db, filter);
-      return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
-    } catch (error) {
-      if (error instanceof InvalidCursorError) throw new BadRequestError('invalid cursor');
-      throw error;
-    }
+    // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
+    const page = await listRuns(this.deps.db, filter);
+    return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
   }
 
   /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */

@@ -105,6 +105,8 @@ describe('webhook calls', () => {
     assert.equal((await call('signed', token)).status, 404, 'the DAG has no webhook');
     assert.equal((await call('nosuchdag', token)).status, 404);
     assert.equal((await call('plain', token, '{"payload": "not an object"}')).status, 400);
+    const profiled = await call('plain', token, {}, { 'x-svc-profile': 'prod' });
+    assert.deepEqual([profiled.status, profiled.json.code], [400, 'bad_request'], 'a profile is asked for and none exists: refused, not ignored');
   });
 
   test('a disabled webhook answers 403 until enabled; regenerate retires the old token', async () => {

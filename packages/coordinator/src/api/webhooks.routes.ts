@@ -23,7 +23,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: z.object({ dagRunId: z.string(), dagName: z.string() }),
       errors: [401, 403, 404, 409],
       handler: ({ params, body, req }) => {
-        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('runtime profiles are not implemented yet: send no X-Svc-Profile');
+        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('X-Svc-Profile: no runtime profiles exist on this server; send the call without the header');
         return webhooks.trigger(params.fileName, {
           authorization: req.headers.authorization,
           signature: { timestamp: req.header('x-svc-timestamp'), signature: req.header('x-svc-signature') },

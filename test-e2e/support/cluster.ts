@@ -57,6 +57,30 @@ export async function stopProcess(proc: Proc, signal: NodeJS.Signals = 'SIGTERM'
   clearTimeout(timer);
 }
 
+/** A coordinator besides the cluster's first one, with its own directory, as if on a host of its own. */
+export interface Peer {
+  name: string;
+  /** Holds its trellis.yaml, dags/ (the cluster's DAG files, copied) and data/; nothing is shared with the others. */
+  dir: string;
+  proc: Proc;
+  api: string;
+  /** host:port of its gRPC server, for `trellis worker --coordinator`. */
+  grpcAddress: string;
+}
+
+export interface Answer {
+  status: number;
+  json: Record<string, unknown>;
+}
+
+/** One REST call to the coordinator at `api`. */
+export async function callAt(api: string, method: string, path: string, body?: unknown, authorization?: string): Promise<Answer> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization !== undefined ? { authorization } : {}) };
+  const res = await fetch(api + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
 export interface ClusterOptions {
   dags: Record<string, string>;
   /** Extra lines of the coordinator's YAML config. */
@@ -75,6 +99,7 @@ export class Cluster {
   readonly databaseUrl: string;
   coordinator: Proc | undefined;
   workers = new Map<string, Proc>();
+  peers = new Map<string, Peer>();
   httpPort = 0;
   grpcPort = 0;
   /** The `Authorization` header `call` sends once the coordinator has auth on (a login token or an API key). */
@@ -90,9 +115,19 @@ export class Cluster {
     const url = new URL(this.server);
     url.pathname = `/${this.database}`;
     this.databaseUrl = url.toString();
-    mkdirSync(join(this.dir, 'dags'));
-    for (const [name, yaml] of Object.entries(options.dags)) writeFileSync(join(this.dir, 'dags', `${name}.yaml`), yaml);
-    writeFileSync(join(this.dir, 'trellis.yaml'), `dagsDir: ./dags\ndataDir: ./data\nlogFormat: json\n${options.config ?? ''}`);
+    this.writeCoordinatorDir(this.dir);
+  }
+
+  /** trellis.yaml and dags/ of one coordinator, its data directory beside them. */
+  private writeCoordinatorDir(dir: string): void {
+    mkdirSync(join(dir, 'dags'), { recursive: true });
+    for (const [name, yaml] of Object.entries(this.options.dags)) writeFileSync(join(dir, 'dags', `${name}.yaml`), yaml);
+    writeFileSync(join(dir, 'trellis.yaml'), `dagsDir: ./dags\ndataDir: ./data\nlogFormat: json\n${this.options.config ?? ''}`);
+  }
+
+  /** The first coordinator's gRPC address. */
+  get grpcAddress(): string {
+    return `127.0.0.1:${this.grpcPort}`;
   }
 
   get api(): string {
@@ -125,32 +160,46 @@ export class Cluster {
   }
 
   /** One more coordinator process on the same database (ports of its own); the caller stops it. */
-  async startCoordinatorProcess(httpPort: number, grpcPort: number): Promise<Proc> {
+  async startCoordinatorProcess(httpPort: number, grpcPort: number, dir = this.dir): Promise<Proc> {
     const proc = startProcess(
       [
-        'server', '--config', join(this.dir, 'trellis.yaml'), '--port', String(httpPort), '--grpc-port', String(grpcPort),
+        'server', '--config', join(dir, 'trellis.yaml'), '--port', String(httpPort), '--grpc-port', String(grpcPort),
         '--worker-token', this.token, '--database-url', this.databaseUrl, ...(this.options.serverArgs ?? []),
       ],
-      this.dir,
+      dir,
     );
     await waitFor('the coordinator to answer', async () => ((await fetch(`http://127.0.0.1:${httpPort}/api/v1/health`)).ok ? true : undefined), 30_000);
     return proc;
   }
 
-  startWorker(id: string, labels: string, options: { token?: string; pollers?: number; args?: string[] } = {}): Proc {
+  /**
+   * A coordinator with a directory of its own (data, DAGs, config) on the cluster's database;
+   * stopped with the cluster.
+   */
+  async startPeer(name: string): Promise<Peer> {
+    const dir = join(this.dir, `coordinator-${name}`);
+    this.writeCoordinatorDir(dir);
+    const [httpPort, grpcPort] = [await freePort(), await freePort()];
+    const peer = { name, dir, proc: await this.startCoordinatorProcess(httpPort, grpcPort, dir), api: `http://127.0.0.1:${httpPort}/api/v1`, grpcAddress: `127.0.0.1:${grpcPort}` };
+    this.peers.set(name, peer);
+    return peer;
+  }
+
+  /** `coordinators`: the gRPC addresses it is given, in order (default: the first coordinator's). */
+  startWorker(id: string, labels: string, options: { token?: string; pollers?: number; args?: string[]; coordinators?: string[] } = {}): Proc {
     const workDir = join(this.dir, `work-${id}`);
     const proc = startProcess(
-      ['worker', '--coordinator', `127.0.0.1:${this.grpcPort}`, '--id', id, '--labels', labels, '--token', options.token ?? this.token, '--pollers', String(options.pollers ?? 4), '--work-dir', workDir, ...(options.args ?? [])],
+      ['worker', '--coordinator', (options.coordinators ?? [this.grpcAddress]).join(','), '--id', id, '--labels', labels, '--token', options.token ?? this.token, '--pollers', String(options.pollers ?? 4), '--work-dir', workDir, ...(options.args ?? [])],
       this.dir,
     );
     this.workers.set(id, proc);
     return proc;
   }
 
-  /** Waits until the coordinator lists the worker as healthy. */
-  async workerReady(id: string): Promise<void> {
+  /** Waits until the coordinator (the first one, or the one at `api`) lists the worker as healthy. */
+  async workerReady(id: string, api = this.api): Promise<void> {
     await waitFor(`worker ${id} to register`, async () => {
-      const body = (await this.call('GET', '/workers')).json as { workers?: Array<{ id: string; health_status: string }> };
+      const body = (await callAt(api, 'GET', '/workers', undefined, this.authorization)).json as { workers?: Array<{ id: string; health_status: string }> };
       return body.workers?.some((w) => w.id === id && w.health_status === 'WORKER_HEALTH_STATUS_HEALTHY') === true ? true : undefined;
     }, 30_000);
   }
@@ -172,11 +221,8 @@ export class Cluster {
     if (proc !== undefined) await stopProcess(proc, 'SIGKILL');
   }
 
-  async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
-    const headers: Record<string, string> = { 'content-type': 'application/json', ...(this.authorization !== undefined ? { authorization: this.authorization } : {}) };
-    const res = await fetch(this.api + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    const text = await res.text();
-    return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  async call(method: string, path: string, body?: unknown): Promise<Answer> {
+    return callAt(this.api, method, path, body, this.authorization);
   }
 
   async sql<T extends Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
@@ -186,6 +232,7 @@ export class Cluster {
 
   async stop(): Promise<void> {
     await Promise.all([...this.workers.values()].map((w) => stopProcess(w)));
+    await Promise.all([...this.peers.values()].map((p) => stopProcess(p.proc)));
     if (this.coordinator !== undefined) await stopProcess(this.coordinator);
     await this.db?.end();
     if (this.created) await this.admin(`DROP DATABASE IF EXISTS "${this.database}" WITH (FORCE)`);

@@ -4,8 +4,11 @@ import { tmpdir } from 'node:os';
 import { isValidWorkerId } from '@trellis/core';
 
 export interface WorkerConfig {
-  /** host:port of the coordinator's gRPC server. */
-  coordinator: string;
+  /**
+   * host:port of each coordinator's gRPC server, in the order tried: the worker talks to one at
+   * a time and moves to the next when that one is unreachable (coordinators sharing a database).
+   */
+  coordinators: string[];
   id: string;
   labels: Record<string, string>;
   /** Concurrent runs (one poller each). */
@@ -43,6 +46,19 @@ export function parseLabels(text: string, problems: string[]): Record<string, st
   return labels;
 }
 
+/** `host:port[,host:port...]`: every address is checked, and each may appear once. */
+function parseCoordinators(text: string | undefined, problems: string[]): string[] {
+  if (text === undefined) {
+    problems.push('--coordinator HOST:PORT[,HOST:PORT...] is required (or SVC_WORKER_COORDINATOR)');
+    return [];
+  }
+  const addresses = text.split(',').map((a) => a.trim()).filter((a) => a !== '');
+  if (addresses.length === 0) problems.push('--coordinator needs at least one HOST:PORT');
+  for (const address of addresses) if (!/^[^\s,]+:\d+$/.test(address)) problems.push(`--coordinator must be HOST:PORT (several separated by commas), got "${address}"`);
+  if (new Set(addresses).size !== addresses.length) problems.push(`--coordinator lists an address twice: "${text}"`);
+  return addresses;
+}
+
 export interface RawWorkerConfig {
   coordinator?: string;
   id?: string;
@@ -71,8 +87,7 @@ export function loadWorkerConfig(flags: RawWorkerConfig, env: NodeJS.ProcessEnv)
   const problems: string[] = [];
   const pick = (flag: string | undefined, name: string): string | undefined => flag ?? (env[name] !== '' ? env[name] : undefined);
   const coordinator = pick(flags.coordinator, 'SVC_WORKER_COORDINATOR');
-  if (coordinator === undefined) problems.push('--coordinator HOST:PORT is required (or SVC_WORKER_COORDINATOR)');
-  else if (!/^[^\s]+:\d+$/.test(coordinator)) problems.push(`--coordinator must be HOST:PORT, got "${coordinator}"`);
+  const coordinators = parseCoordinators(coordinator, problems);
   const id = pick(flags.id, 'SVC_WORKER_ID') ?? `${hostname()}-${process.pid}`;
   if (!isValidWorkerId(id)) problems.push(`--id must be 1-128 letters, digits or _ . : @ -, got "${id}"`);
   const labels = parseLabels(pick(flags.labels, 'SVC_WORKER_LABELS') ?? '', problems);
@@ -82,7 +97,7 @@ export function loadWorkerConfig(flags: RawWorkerConfig, env: NodeJS.ProcessEnv)
   const token = pick(flags.token, 'SVC_WORKER_TOKEN');
   const tlsCa = pick(flags.tlsCa, 'SVC_WORKER_TLS_CA');
   const config: WorkerConfig = {
-    coordinator: coordinator ?? '',
+    coordinators,
     id,
     labels,
     pollers: positiveInt('--pollers', pick(flags.pollers, 'SVC_WORKER_POLLERS'), 4, problems),

@@ -12,6 +12,12 @@ import { DagCache } from './tasks/dag-cache.js';
 
 export const WORKER_VERSION = '0.1.0';
 const POLL_WAIT_MS = 20_000;
+/**
+ * With several coordinators, how long the current one may stay unreachable before the worker
+ * moves to the next: longer than a dropped connection takes to come back, far shorter than
+ * the heartbeat timeout after which a coordinator fails the worker's runs as lost.
+ */
+const FAILOVER_AFTER_MS = 3000;
 
 /** The coordinator refused this worker's credentials: retrying cannot help. */
 export class WorkerRefusedError extends Error {
@@ -78,7 +84,7 @@ export class WorkerDaemon {
     await this.register();
     this.scheduleHeartbeat();
     this.pollers = Array.from({ length: this.config.pollers }, (_, i) => this.pollLoop(i));
-    this.logger.info('worker started', { coordinator: this.config.coordinator, labels: this.config.labels, pollers: this.config.pollers });
+    this.logger.info('worker started', { coordinator: this.client.address, labels: this.config.labels, pollers: this.config.pollers });
   }
 
   /** Stops polling; running tasks get the grace period, then are stopped; reports are flushed. */
@@ -125,13 +131,15 @@ export class WorkerDaemon {
           listsHeld: true,
         });
         this.heartbeatMs = answer.heartbeatIntervalMs > 0 ? answer.heartbeatIntervalMs : 1000;
-        this.logger.info('registered with the coordinator', { coordinator: this.config.coordinator, resumed: answer.assigned.length });
+        this.logger.info('registered with the coordinator', { coordinator: this.client.address, resumed: answer.assigned.length });
         return;
       } catch (error) {
         this.refuseIfUnauthenticated(error);
         if (this.stopping) return;
         const wait = backoff.next();
-        this.logger.warn('coordinator unreachable; retrying registration', { coordinator: this.config.coordinator, waitMs: Math.round(wait), error: toError(error).message });
+        this.logger.warn('coordinator unreachable; retrying registration', { coordinator: this.client.address, waitMs: Math.round(wait), error: toError(error).message });
+        // Each retry tries the next coordinator, if there is one: one that is down is not waited for.
+        if (this.client.canFailOver && isCoordinatorAway(error)) this.failOver();
         await sleep(wait);
       }
     }
@@ -294,7 +302,20 @@ export class WorkerDaemon {
         return;
       }
       this.contactLost(toError(error));
+      if (this.client.canFailOver && isCoordinatorAway(error) && Date.now() - this.unreachableSince >= FAILOVER_AFTER_MS) {
+        this.failOver();
+        // The next coordinator knows nothing of this worker yet: it learns what runs here, and the reports held are resent to it.
+        await this.register();
+      }
     }
+  }
+
+  /** Moves to the next coordinator: calls in flight fail as unreachable and are retried there. */
+  private failOver(): void {
+    const from = this.client.address;
+    const to = this.client.failover();
+    this.unreachableSince = Date.now();
+    this.logger.warn('moving to the next coordinator', { from, to, running: this.running.size });
   }
 
   private contactLost(error: Error): void {
@@ -303,12 +324,12 @@ export class WorkerDaemon {
       return;
     }
     this.unreachableSince = Date.now();
-    this.logger.warn('lost contact with the coordinator; running tasks go on and their reports are held', { coordinator: this.config.coordinator, running: this.running.size, error: error.message });
+    this.logger.warn('lost contact with the coordinator; running tasks go on and their reports are held', { coordinator: this.client.address, running: this.running.size, error: error.message });
   }
 
   private contactRegained(): void {
     if (this.unreachableSince === 0) return;
-    this.logger.info('coordinator reachable again', { coordinator: this.config.coordinator, unreachableMs: Date.now() - this.unreachableSince, running: this.running.size });
+    this.logger.info('coordinator reachable again', { coordinator: this.client.address, unreachableMs: Date.now() - this.unreachableSince, running: this.running.size });
     this.unreachableSince = 0;
   }
 }

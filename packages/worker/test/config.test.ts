@@ -14,12 +14,25 @@ describe('worker configuration', () => {
 
   test('flags win over SVC_WORKER_* variables; defaults fill the rest', () => {
     const config = loadWorkerConfig({ coordinator: 'coord:50051', labels: 'a=1' }, { SVC_WORKER_COORDINATOR: 'ignored:1', SVC_WORKER_POLLERS: '3', SVC_WORKER_TOKEN: 't0k' });
-    assert.equal(config.coordinator, 'coord:50051');
+    assert.deepEqual(config.coordinators, ['coord:50051']);
     assert.equal(config.pollers, 3);
     assert.equal(config.token, 't0k');
     assert.deepEqual(config.labels, { a: '1' });
     assert.equal(config.shutdownGraceSec, 60);
     assert.match(config.id, /-\d+$/);
+  });
+
+  test('several coordinators, comma-separated, are kept in order; a bad or repeated address is reported', () => {
+    const config = loadWorkerConfig({}, { SVC_WORKER_COORDINATOR: 'a.example:50051, b.example:50052' });
+    assert.deepEqual(config.coordinators, ['a.example:50051', 'b.example:50052']);
+    assert.throws(
+      () => loadWorkerConfig({ coordinator: 'a:1,b,a:1' }, {}),
+      (error: unknown) => {
+        assert.ok(error instanceof WorkerConfigError);
+        assert.deepEqual(error.problems, ['--coordinator must be HOST:PORT (several separated by commas), got "b"', '--coordinator lists an address twice: "a:1,b,a:1"']);
+        return true;
+      },
+    );
   });
 
   test('every problem is listed at once', () => {

@@ -57,7 +57,7 @@ async function coordinator(script: Script): Promise<{ address: string; seen: See
 }
 
 function client(address: string): CoordinatorClient {
-  const config: WorkerConfig = { coordinator: address, id: 'w', labels: {}, pollers: 1, workDir: '/tmp', shutdownGraceSec: 1, logLevel: 'error' };
+  const config: WorkerConfig = { coordinators: [address], id: 'w', labels: {}, pollers: 1, workDir: '/tmp', shutdownGraceSec: 1, logLevel: 'error' };
   return new CoordinatorClient(config);
 }
 

@@ -7,9 +7,9 @@ export function addWorkerCommand(program: Command): void {
     .command('worker')
     .summary('run a worker daemon that takes runs from a coordinator')
     .description(
-      `Runs a worker daemon: it registers with the coordinator's gRPC server, polls for runs whose worker_selector its labels match, runs them here and streams their status and logs back. If the coordinator goes away, running tasks go on and their reports are sent when it is back. SIGTERM stops polling and lets running tasks finish (up to the grace period).`,
+      `Runs a worker daemon: it registers with the coordinator's gRPC server, polls for runs whose worker_selector its labels match, runs them here and streams their status and logs back. If the coordinator goes away, running tasks go on and their reports are sent when it is back; given several coordinators of one database (a comma-separated list), the worker moves to the next one when the current one stays unreachable for 3 s, registers there and resends what was not confirmed. SIGTERM stops polling and lets running tasks finish (up to the grace period).`,
     )
-    .option('--coordinator <host:port>', "the coordinator's gRPC address (SVC_WORKER_COORDINATOR)")
+    .option('--coordinator <host:port,...>', "the coordinator's gRPC address, or several coordinators of one database separated by commas, tried in turn (SVC_WORKER_COORDINATOR)")
     .option('--labels <k=v,k2=v2>', 'labels that worker_selector matches (SVC_WORKER_LABELS)')
     .option('--id <name>', 'worker id (default <hostname>-<pid>; SVC_WORKER_ID)')
     .option('--pollers <n>', 'runs at once (default 4; SVC_WORKER_POLLERS)')

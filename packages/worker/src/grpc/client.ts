@@ -22,37 +22,78 @@ function channelCredentials(config: WorkerConfig): grpc.ChannelCredentials {
   );
 }
 
+type GrpcClient = InstanceType<CoordinatorPackage['trellis']['coordinator']['v1']['Coordinator']>;
+
+/** One coordinator's channel and the Session stream on it. */
+interface Connection {
+  address: string;
+  client: GrpcClient;
+  session: Session;
+}
+
 /**
  * The coordinator's gRPC service, with the worker token on every call. Calls travel on the
- * Session stream; a coordinator that does not offer it gets unary calls.
+ * Session stream; a coordinator that does not offer it gets unary calls. With several
+ * coordinators configured, calls go to one at a time until `failover` moves them to the next.
  */
 export class CoordinatorClient {
-  private readonly client: InstanceType<CoordinatorPackage['trellis']['coordinator']['v1']['Coordinator']>;
+  private readonly pkg: CoordinatorPackage;
+  private readonly credentials: grpc.ChannelCredentials;
   private readonly metadata = new grpc.Metadata();
-  private readonly session: Session;
+  private index = 0;
+  private connection: Connection;
 
-  constructor(config: WorkerConfig) {
-    const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as CoordinatorPackage;
-    this.client = new pkg.trellis.coordinator.v1.Coordinator(config.coordinator, channelCredentials(config), {
+  constructor(private readonly config: WorkerConfig) {
+    this.pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as CoordinatorPackage;
+    this.credentials = channelCredentials(config);
+    if (config.token !== undefined) this.metadata.set(WORKER_AUTH_METADATA, `Bearer ${config.token}`);
+    this.connection = this.connect(config.coordinators[0] ?? '');
+  }
+
+  /** The coordinator calls go to now. */
+  get address(): string {
+    return this.connection.address;
+  }
+
+  /** Whether there is another coordinator to move to. */
+  get canFailOver(): boolean {
+    return this.config.coordinators.length > 1;
+  }
+
+  /**
+   * Moves to the next coordinator (round robin). Calls in flight on the one left fail as
+   * UNAVAILABLE, so their callers retry them on the new one like after any lost connection.
+   */
+  failover(): string {
+    const previous = this.connection;
+    this.index = (this.index + 1) % this.config.coordinators.length;
+    this.connection = this.connect(this.config.coordinators[this.index] ?? '');
+    previous.session.close(grpc.status.UNAVAILABLE, `moved from coordinator ${previous.address} to ${this.connection.address}`);
+    previous.client.close();
+    return this.connection.address;
+  }
+
+  private connect(address: string): Connection {
+    const client = new this.pkg.trellis.coordinator.v1.Coordinator(address, this.credentials, {
       // Reconnect quickly when the coordinator comes back; jitter is added by grpc-js.
       'grpc.initial_reconnect_backoff_ms': 200,
       'grpc.max_reconnect_backoff_ms': 3000,
       'grpc.keepalive_time_ms': 10_000,
       'grpc.keepalive_timeout_ms': 5_000,
     });
-    if (config.token !== undefined) this.metadata.set(WORKER_AUTH_METADATA, `Bearer ${config.token}`);
-    const open = (): grpc.ClientDuplexStream<SessionFrame, SessionFrame> => this.client.Session(this.metadata);
-    this.session = new Session(open, pkg.trellis.coordinator.v1.Coordinator.service);
+    const open = (): grpc.ClientDuplexStream<SessionFrame, SessionFrame> => client.Session(this.metadata);
+    return { address, client, session: new Session(open, this.pkg.trellis.coordinator.v1.Coordinator.service) };
   }
 
   call<M extends CoordinatorMethod>(method: M, request: Request<M>, timeoutMs: number): PendingCall<Response<M>> {
-    const framed = this.session.unsupported ? undefined : this.session.call(method, request, timeoutMs);
+    const { client, session } = this.connection;
+    const framed = session.unsupported ? undefined : session.call(method, request, timeoutMs);
     if (framed !== undefined) return framed;
     let call: grpc.ClientUnaryCall | undefined;
     const response = new Promise<Response<M>>((resolve, reject) => {
-      const fn = (this.client as unknown as Record<string, RawMethod>)[method];
+      const fn = (client as unknown as Record<string, RawMethod>)[method];
       if (fn === undefined) throw new Error(`no RPC ${method}`);
-      call = fn.call(this.client, request, this.metadata, { deadline: Date.now() + timeoutMs }, (error, value) => {
+      call = fn.call(client, request, this.metadata, { deadline: Date.now() + timeoutMs }, (error, value) => {
         if (error !== null) reject(error);
         else resolve(value);
       });
@@ -66,8 +107,8 @@ export class CoordinatorClient {
   }
 
   close(): void {
-    this.session.close();
-    this.client.close();
+    this.connection.session.close();
+    this.connection.client.close();
   }
 }
 

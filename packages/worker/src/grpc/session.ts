@@ -65,10 +65,11 @@ export class Session {
     return { response, cancel: () => this.giveUp(id, grpc.status.CANCELLED, 'Cancelled on client') };
   }
 
-  close(): void {
+  /** Ends the stream; calls still waiting fail with `code` (CANCELLED: the caller gave up on them). */
+  close(code: grpc.status = grpc.status.CANCELLED, details = 'the client closed'): void {
     const stream = this.stream;
     this.stream = undefined;
-    this.failAll(grpc.status.CANCELLED, 'the client closed');
+    this.failAll(code, details);
     stream?.end();
   }
 

@@ -244,7 +244,7 @@ describe('deploy files', () => {
         assert.match(interpolate(spec, { PUBLISH_ADDRESS: '0.0.0.0' }), /^0\.0\.0\.0:/);
       }
     }
-    assert.equal(count, 4, 'API, gRPC, Prometheus and Grafana are published');
+    assert.equal(count, 6, "API, gRPC, the proxy's API and gRPC (profile scaled), Prometheus and Grafana are published");
   });
 
   test('secrets have no defaults: without SVC_WORKER_TOKEN or GRAFANA_ADMIN_PASSWORD compose refuses to start', () => {
@@ -273,7 +273,7 @@ describe('deploy files', () => {
   });
 
   test('the trellis services build deploy/Dockerfile from the repository root', () => {
-    for (const name of ['coordinator', 'worker-a', 'worker-b']) {
+    for (const name of ['coordinator', 'coordinator-2', 'worker-a', 'worker-b']) {
       const build = asRecord(service(name).build, `${name} build`);
       const context = String(build.context);
       assert.equal(resolve(ROOT, context), ROOT, `${name} builds from the repository root`);
@@ -281,6 +281,31 @@ describe('deploy files', () => {
       assert.ok(existsSync(resolve(ROOT, context, String(build.dockerfile))), 'deploy/Dockerfile exists');
     }
     assert.equal(service('worker-a').image, service('coordinator').image, 'one image for the coordinator and the workers');
+  });
+
+  test('profile scaled: a second coordinator like the first (its own id and data volume) behind an nginx proxy for HTTP, SSE and gRPC', () => {
+    const profiled = Object.entries(services).filter(([, value]) => asRecord(value, 'service').profiles !== undefined).map(([name]) => name);
+    assert.deepEqual(profiled.sort(), ['coordinator-2', 'proxy'], 'everything else runs without the profile');
+    for (const name of profiled) assert.deepEqual(service(name).profiles, ['scaled']);
+    const first = environmentOf(service('coordinator'), 'coordinator environment');
+    const second = environmentOf(service('coordinator-2'), 'coordinator-2 environment');
+    assert.deepEqual({ ...second, SVC_COORDINATOR_ID: '', SVC_ALLOWED_HOSTS: '' }, { ...first, SVC_COORDINATOR_ID: '', SVC_ALLOWED_HOSTS: '' }, 'the same settings');
+    assert.notEqual(second.SVC_COORDINATOR_ID, first.SVC_COORDINATOR_ID, 'a name of its own on the shared database');
+    const dataVolume = (name: string) => asStrings(service(name).volumes, `${name} volumes`).find((v) => v.endsWith(':/app/data'));
+    assert.notEqual(dataVolume('coordinator-2'), dataVolume('coordinator'), 'a data directory of its own');
+    assert.equal(publishedPorts(service('coordinator-2'), 'coordinator-2 ports').length, 0, 'reached through the proxy');
+
+    const proxy = service('proxy');
+    assert.match(String(proxy.image), /^nginx:/);
+    assert.deepEqual(asStrings(proxy.volumes, 'proxy volumes'), ['./deploy/nginx/trellis.conf:/etc/nginx/nginx.conf:ro']);
+    assert.deepEqual(publishedPorts(proxy, 'proxy ports').map((p) => `${p.published}:${p.target}`), ['8000:8080', '50050:50051']);
+    assert.deepEqual(Object.keys(asRecord(proxy.depends_on, 'proxy depends_on')).sort(), ['coordinator', 'coordinator-2']);
+    const nginx = read('deploy/nginx/trellis.conf');
+    const upstream = (name: string) => [...(new RegExp(`upstream ${name} \\{([^}]*)\\}`).exec(nginx)?.[1] ?? '').matchAll(/server (\S+)/g)].map((m) => m[1]);
+    assert.deepEqual(upstream('trellis_api'), ['coordinator:8080', 'coordinator-2:8080']);
+    assert.deepEqual(upstream('trellis_grpc'), ['coordinator:50051', 'coordinator-2:50051']);
+    assert.match(nginx, /listen 8080;[\s\S]*proxy_pass http:\/\/trellis_api;[\s\S]*proxy_buffering off;/, 'HTTP with server-sent events unbuffered');
+    assert.match(nginx, /listen 50051 http2;[\s\S]*grpc_pass grpc:\/\/trellis_grpc;/, 'gRPC over HTTP/2');
   });
 
   test('the coordinator gets only variables the coordinator reads, with values its config accepts', () => {
@@ -320,7 +345,10 @@ describe('deploy files', () => {
       assert.equal(command[0], 'worker');
       const used = flagsOf(command.slice(1), `${name} command`);
       for (const flag of used) assert.ok(flags.has(flag), `${name}: ${flag} is a flag of trellis worker`);
-      assert.equal(command[command.indexOf('--coordinator') + 1], 'coordinator:50051');
+      assert.ok(!command.includes('--coordinator'), `${name}: the coordinators come from SVC_WORKER_COORDINATOR`);
+      const coordinators = env.SVC_WORKER_COORDINATOR ?? '';
+      assert.equal(interpolate(coordinators), 'coordinator:50051');
+      assert.equal(interpolate(coordinators, { WORKER_COORDINATORS: 'coordinator:50051,coordinator-2:50051' }), 'coordinator:50051,coordinator-2:50051');
       const labelArg = command[command.indexOf('--labels') + 1];
       assert.ok(command.includes('--labels') && labelArg !== undefined, `${name} has labels`);
       labels.add(labelArg);
@@ -373,11 +401,14 @@ describe('deploy files', () => {
     }
   });
 
-  test('prometheus scrapes the coordinator at /api/v1/metrics', () => {
+  test('prometheus scrapes each coordinator at /api/v1/metrics, named by its instance label, never the proxy', () => {
     const config = readYaml('deploy/prometheus/prometheus.yml');
-    const jobs = config.scrape_configs as Array<{ metrics_path?: string; static_configs?: Array<{ targets: string[] }> }>;
-    const job = jobs.find((j) => j.static_configs?.some((s) => s.targets.includes('coordinator:8080')));
-    assert.ok(job !== undefined, 'a job scrapes coordinator:8080');
+    type Job = { metrics_path?: string; dns_sd_configs?: Array<{ names: string[]; type: string; port: number }>; relabel_configs?: Array<{ source_labels?: string[]; target_label: string }> };
+    const jobs = config.scrape_configs as Job[];
+    const job = jobs.find((j) => j.dns_sd_configs?.some((d) => d.names.includes('coordinator')));
+    assert.ok(job !== undefined, 'a job scrapes the coordinator');
+    assert.deepEqual(job.dns_sd_configs, [{ names: ['coordinator', 'coordinator-2'], type: 'A', port: 8080, refresh_interval: '15s' }]);
+    assert.ok(job.relabel_configs?.some((r) => r.target_label === 'instance' && r.source_labels?.[0] === '__meta_dns_name'), 'instance is the service name');
     assert.equal(job.metrics_path, '/api/v1/metrics');
     const volumes = asStrings(service('prometheus').volumes, 'prometheus volumes');
     assert.ok(volumes.some((v) => v.startsWith('./deploy/prometheus/prometheus.yml:/etc/prometheus/prometheus.yml')));
@@ -401,6 +432,23 @@ describe('deploy files', () => {
     }
     assert.match(String(service('grafana').image), /^grafana\/grafana/);
     assert.deepEqual(publishedPorts(service('grafana'), 'grafana ports').map((p) => `${p.published}:${p.target}`), ['3000:3000']);
+  });
+
+  test('grafana shows per-coordinator metrics (process, API, dispatch, uptime) per coordinator, chosen by an instance variable', () => {
+    const dashboard = JSON.parse(read('deploy/grafana/dashboards/trellis.json')) as { templating: { list: Array<{ name: string; definition: string }> } };
+    const variable = dashboard.templating.list.find((v) => v.name === 'instance');
+    assert.equal(variable?.definition, 'label_values(up{job="trellis-coordinator"}, instance)');
+    const perCoordinator = /\b(process_|nodejs_|svc_http_|svc_dispatch_|svc_uptime_)/;
+    let checked = 0;
+    for (const panel of dashboardPanels()) {
+      for (const expr of (panel.targets ?? []).map((t) => t.expr ?? '').filter((e) => perCoordinator.test(e))) {
+        checked += 1;
+        assert.match(expr, /instance=~"\$instance"/, `panel "${panel.title}" follows the coordinator variable`);
+        const grouped = /\b(sum|max|min|avg) by \(([^)]*)\)/.exec(expr);
+        if (grouped !== null) assert.ok(grouped[2]?.split(',').map((l) => l.trim()).includes('instance'), `panel "${panel.title}" keeps one series per coordinator`);
+      }
+    }
+    assert.ok(checked >= 8, `found the per-coordinator queries (${checked})`);
   });
 
   test('every dashboard query names only metrics the coordinator exports', async () => {

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import jwt from 'jsonwebtoken';
-import { Cluster, freePort, stopProcess, waitFor, type Proc } from './support/cluster.js';
+import { callAt, Cluster, freePort, stopProcess, waitFor, type Proc } from './support/cluster.js';
 
 const TERMINAL = new Set([2, 3, 4, 6, 8]);
 const ADMIN_PASSWORD = 'e2e first admin password';
@@ -33,20 +33,8 @@ const cluster = new Cluster({
 let second: Proc | undefined;
 let secondApi = '';
 
-interface Answer {
-  status: number;
-  json: Record<string, unknown>;
-}
-
-async function callAt(api: string, method: string, path: string, authorization?: string, body?: unknown): Promise<Answer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(authorization !== undefined ? { authorization } : {}) };
-  const res = await fetch(api + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-  const text = await res.text();
-  return { status: res.status, json: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-const one = (method: string, path: string, authorization?: string, body?: unknown) => callAt(cluster.api, method, path, authorization, body);
-const two = (method: string, path: string, authorization?: string, body?: unknown) => callAt(secondApi, method, path, authorization, body);
+const one = (method: string, path: string, authorization?: string, body?: unknown) => callAt(cluster.api, method, path, body, authorization);
+const two = (method: string, path: string, authorization?: string, body?: unknown) => callAt(secondApi, method, path, body, authorization);
 const bearer = (token: unknown): string => `Bearer ${String(token)}`;
 
 before(async () => {

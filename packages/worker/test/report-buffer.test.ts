@@ -112,4 +112,29 @@ describe('report buffer', () => {
     assert.equal(sink.calls, 2);
     assert.deepEqual(sink.events.map((e) => [e.seq, (JSON.parse(e.statusJson ?? '{}') as RunSnapshot).status]), [[2, RunStatus.Success]]);
   });
+  test('after a failover, what the coordinator left behind did not confirm is resent to the next one, in order', async () => {
+    const next = new ReportSink();
+    await next.start();
+    const away = new ReportSink();
+    await away.start();
+    away.failNext = Number.MAX_SAFE_INTEGER;
+    const both = new CoordinatorClient(loadWorkerConfig({ coordinator: `127.0.0.1:${away.port},127.0.0.1:${next.port}` }, {}));
+    try {
+      assert.equal(both.address, `127.0.0.1:${away.port}`);
+      const buffer = new ReportBuffer(both, 'w', { ...ref, attemptId: 'a4' }, logDir, logger, () => assert.fail('not stale'));
+      buffer.onStatus(snapshot(RunStatus.Running));
+      buffer.onLog({ stream: 's/stdout', path: `${logDir}/s.out`, offset: 0, data: Buffer.from('held\n') });
+      while (away.calls === 0) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(both.failover(), `127.0.0.1:${next.port}`);
+      buffer.onStatus(snapshot(RunStatus.Success));
+      await buffer.settled();
+      assert.deepEqual(next.events.map((e) => [e.seq, e.body]), [[1, 'statusJson'], [2, 'log'], [3, 'statusJson']]);
+      assert.equal(next.events[1]?.log?.data.toString(), 'held\n');
+      assert.equal(both.failover(), `127.0.0.1:${away.port}`, 'round robin');
+    } finally {
+      both.close();
+      next.server.forceShutdown();
+      away.server.forceShutdown();
+    }
+  });
 });

@@ -2,7 +2,8 @@
 // DAG directories (the DAG files are copied into both), and workers as processes: a run started
 // through one coordinator is run by a worker connected to the other, is stopped through the
 // other, and a worker given both addresses moves to the survivor when its coordinator is
-// killed (-9) mid-run; the run ends there, Succeeded, with its whole log.
+// killed (-9) mid-run; the run ends there, Succeeded, with its whole log. A worker started
+// while the first coordinator it is given is down registers with the next.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { callAt, Cluster, waitFor, type Answer, type Peer } from './support/cluster.js';
@@ -68,7 +69,8 @@ after(async () => {
 });
 
 describe('two coordinators on one database', () => {
-  test('a run started through B is run by the worker connected to A, and the reverse; both coordinators see it end', async () => {
+  test('a run started through B is run by the worker connected to A at once (NOTIFY wakes its poll), and the reverse; both coordinators see it end', async () => {
+    const asked = Date.now();
     assert.equal((await onB('POST', '/dags/on-a/start', { dagRunId: 'b-to-a' })).status, 200);
     assert.equal((await onA('POST', '/dags/on-b/start', { dagRunId: 'a-to-b' })).status, 200);
     for (const [dag, id, worker] of [['on-a', 'b-to-a', 'worker-a'], ['on-b', 'a-to-b', 'worker-b']] as const) {
@@ -77,6 +79,8 @@ describe('two coordinators on one database', () => {
       const [row] = await cluster.sql<{ worker_id: string }>('SELECT worker_id FROM runs WHERE dag_name = $1 AND dag_run_id = $2', [dag, id]);
       assert.equal(row?.worker_id, worker);
     }
+    // A worker's long poll lasts 20 s: ending well before means the other coordinator's NOTIFY woke it.
+    assert.ok(Date.now() - asked < 5000, `both runs took ${Date.now() - asked} ms`);
   });
 
   test('a run on a worker connected to A is stopped through B', async () => {
@@ -89,7 +93,7 @@ describe('two coordinators on one database', () => {
     assert.ok(Date.now() - asked < 10_000, `the stop took ${Date.now() - asked} ms`);
   });
 
-  test('A killed (-9) mid-run: the worker given both addresses moves to B, and the run ends there Succeeded with its whole log', async () => {
+  test('A killed (-9) mid-run: the worker given both addresses moves to B, and the run ends there Succeeded with its whole log', async (t) => {
     assert.equal((await onB('POST', '/dags/survivor/start', { dagRunId: 'failover' })).status, 200);
     assert.equal(await runningOn('survivor', 'failover'), 'worker-both');
     await waitFor('the first line of output to reach a coordinator', async () => {
@@ -97,6 +101,12 @@ describe('two coordinators on one database', () => {
       return page.status === 200 && String(page.json.content).includes('before the kill') ? true : undefined;
     }, 10_000);
     await cluster.killCoordinator();
+    const killed = Date.now();
+    const [moved] = await waitFor('the worker to register with B', async () => {
+      const rows = await cluster.sql<{ at: Date }>("SELECT registered_at AS at FROM workers WHERE id = 'worker-both' AND registered_at > $1", [new Date(killed)]);
+      return rows.length > 0 ? rows : undefined;
+    }, 20_000, 50);
+    t.diagnostic(`the worker registered with B ${(moved?.at.getTime() ?? 0) - killed} ms after A was killed`);
     // The survivor answers for the run: it ends there, never failed as lost.
     const view = await ended(onB, 'survivor', 'failover', 40_000);
     assert.equal(view.status, SUCCESS, JSON.stringify(view));
@@ -108,5 +118,8 @@ describe('two coordinators on one database', () => {
     // And B hands it new work.
     assert.equal((await onB('POST', '/dags/survivor/start', { dagRunId: 'after-failover' })).status, 200);
     assert.equal((await ended(onB, 'survivor', 'after-failover', 30_000)).status, SUCCESS);
+    // A worker starting while the first coordinator it is given is down registers with the next.
+    cluster.startWorker('worker-late', 'pool=late', { coordinators: [cluster.grpcAddress, b.grpcAddress] });
+    await cluster.workerReady('worker-late', b.api);
   });
 });

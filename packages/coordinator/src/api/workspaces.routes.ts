@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { WorkspaceService } from '../profiles/workspace-service.js';
-import { actorOf, defineRoute, NO_CONTENT, remoteNodeQuery, type AnyRoute } from '../http/routes.js';
+import { actorOf, defineRoute, NO_CONTENT, type AnyRoute } from '../http/routes.js';
 import { createWorkspaceBody, updateWorkspaceBody, workspaceIdParam, workspaceSchema } from './profile.schemas.js';
 
 /** `/workspaces`: reads need no credentials (contract rule 7), changes developer or above (`dags:write`). */
@@ -14,7 +14,6 @@ export function workspaceRoutes(workspaces: WorkspaceService): AnyRoute[] {
       path: '/workspaces',
       operationId: 'listWorkspaces',
       summary: 'List workspaces (DAGs join one with the label workspace=<name>)',
-      query: remoteNodeQuery,
       response: z.object({ workspaces: z.array(workspaceSchema) }),
       handler: async () => ({ workspaces: await workspaces.list() }),
     }),

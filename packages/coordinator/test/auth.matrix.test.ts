@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { basic, bearer, callWith, mintLicense, type Answer } from './support/auth-fixtures.js';
@@ -73,7 +74,7 @@ async function call(method: string, path: string, authorization: string | undefi
 
 before(async () => {
   const { license, licensePublicKey } = mintLicense();
-  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey } });
+  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey }, secretsKey: randomBytes(32).toString('base64') });
   const setup = await call('POST', '/auth/setup', undefined, { username: 'admin', password: PASSWORD });
   assert.equal(setup.status, 200, JSON.stringify(setup.json));
   credentials.admin = bearer(setup.json.token as string);

@@ -111,6 +111,16 @@ describe('runtime profiles', () => {
     assert.equal((await t.call('DELETE', '/profiles/prod/entries/DB_PASSWORD')).status, 404);
   });
 
+  test('concurrent first sets of one secret leave one sealed value, the one its entry points at', async () => {
+    await t.call('POST', '/profiles', { name: 'race' });
+    const answers = await Promise.all([1, 2, 3, 4, 5].map((n) => t.call('PUT', '/profiles/race/secrets/TOKEN', { value: `v${n}` })));
+    assert.ok(answers.every((a) => a.status === 200), JSON.stringify(answers.map((a) => a.json)));
+    const rows = await t.coordinator.db.query<{ linked: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM profile_entries e WHERE e.secret_id = s.id) AS linked FROM profile_secrets s JOIN profiles p ON p.id = s.profile_id WHERE p.name = 'race'`,
+    );
+    assert.deepEqual(rows, [{ linked: true }]);
+  });
+
   test('Global and workspace defaults layers: read empty, set, describe, delete; unknown workspace 404; rename follows', async () => {
     const empty = await t.call('GET', '/profiles/_global');
     assert.deepEqual([empty.status, empty.json.name, empty.json.entries], [200, '_global', []]);

@@ -115,14 +115,13 @@ export async function getEntry(q: Queryable, profileId: string, key: string): Pr
 
 /** Sets a plain variable, replacing a secret of the same key (whose sealed value is deleted). */
 export async function putVariable(q: Queryable, profileId: string, key: string, value: string, by: string): Promise<ProfileEntryRecord> {
-  const previous = await getEntry(q, profileId, key);
   const [row] = await q.query<ProfileEntryRecord>(
     `INSERT INTO profile_entries (profile_id, key, kind, value, secret_id, updated_by) VALUES ($1, $2, 'variable', $3, NULL, $4)
      ON CONFLICT (profile_id, key) DO UPDATE SET kind = 'variable', value = EXCLUDED.value, secret_id = NULL, updated_by = EXCLUDED.updated_by, updated_at = now()
      RETURNING ${ENTRY_COLUMNS}`,
     [profileId, key, value, by],
   );
-  if (previous?.secretId !== null && previous?.secretId !== undefined) await q.query('DELETE FROM profile_secrets WHERE id::text = $1', [previous.secretId]);
+  await dropUnlinkedSecrets(q, profileId);
   await touchProfile(q, profileId);
   if (row === undefined) throw new Error(`entry ${key} vanished`);
   return row;
@@ -149,6 +148,7 @@ export async function putSecret(q: Queryable, profileId: string, key: string, se
      RETURNING ${ENTRY_COLUMNS}`,
     [profileId, key, secretId, by],
   );
+  await dropUnlinkedSecrets(q, profileId);
   await touchProfile(q, profileId);
   if (row === undefined) throw new Error(`entry ${key} vanished`);
   return row;
@@ -161,6 +161,15 @@ export async function deleteEntry(q: Queryable, profileId: string, key: string):
   if (row.secretId !== null) await q.query('DELETE FROM profile_secrets WHERE id::text = $1', [row.secretId]);
   await touchProfile(q, profileId);
   return true;
+}
+
+/**
+ * Deletes the layer's sealed values no entry points at: the one a variable replaced, or the one
+ * of two concurrent first sets of a secret whose entry the other set won. A value another
+ * transaction has not committed yet is invisible here, and commits together with its entry.
+ */
+async function dropUnlinkedSecrets(q: Queryable, profileId: string): Promise<void> {
+  await q.query('DELETE FROM profile_secrets s WHERE s.profile_id::text = $1 AND NOT EXISTS (SELECT 1 FROM profile_entries e WHERE e.secret_id = s.id)', [profileId]);
 }
 
 async function touchProfile(q: Queryable, profileId: string): Promise<void> {

@@ -3,11 +3,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CAPABILITIES } from '@trellis/store';
 import { createSilentLogger, GENERATED_KEY_FILE, keyIdOf, openSecretKeyring, ProfileService, type Principal } from '@trellis/coordinator';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { captureLog } from './support/log-capture.js';
 
 const OLD = randomBytes(32).toString('base64');
 const NEW = randomBytes(32).toString('base64');
@@ -70,6 +71,9 @@ describe('secret store', () => {
   });
 
   test('no key with a PostgreSQL server: storing a secret is refused with a clear 503, variables still work', async () => {
+    const log = captureLog();
+    openSecretKeyring({ previous: [] }, CAPABILITIES.postgres, t.dir, log.logger);
+    assert.match(log.text(), /storing secrets is refused/, 'said at start-up');
     const none = serviceWith(undefined, []);
     await assert.rejects(none.setSecret(ADMIN, { scope: 'global' }, 'X', 'v'), (error: Error & { code?: string }) => error.code === 'service_unavailable' && /SVC_SECRETS_KEY/.test(error.message));
     await assert.rejects(none.rotateKey(ADMIN), /no key-encryption key/);
@@ -78,9 +82,12 @@ describe('secret store', () => {
 
   test('embedded database without a key: one is generated once in the data directory, mode 0600', () => {
     const dir = join(t.dir, 'embedded');
-    const first = openSecretKeyring({ previous: [] }, CAPABILITIES.pglite, dir, logger);
+    const log = captureLog();
+    const first = openSecretKeyring({ previous: [] }, CAPABILITIES.pglite, dir, log.logger);
     const file = join(dir, GENERATED_KEY_FILE);
     assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.ok(log.lines().some((l) => /generated the key-encryption key/.test(String(l.message)) && l.file === file), log.text());
+    assert.ok(!log.text().includes(readFileSync(file, 'utf8').trim()), 'the key itself is never logged');
     const again = openSecretKeyring({ previous: [] }, CAPABILITIES.pglite, dir, logger);
     assert.equal(again.currentKeyId, first.currentKeyId, 'the same key on the next start');
     const sealed = first.seal(MARKER, 'id-1');

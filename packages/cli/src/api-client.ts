@@ -35,6 +35,14 @@ export class ApiClient {
     return this.call('POST', path, {}, body);
   }
 
+  put(path: string, body: unknown): Promise<Record<string, unknown>> {
+    return this.call('PUT', path, {}, body);
+  }
+
+  delete(path: string): Promise<Record<string, unknown>> {
+    return this.call('DELETE', path, {});
+  }
+
   /**
    * Opens a server-sent event stream. It resolves once the coordinator has answered, and the
    * coordinator subscribes before it answers, so no event after that moment is missed.

@@ -7,6 +7,7 @@ import { addRunCommands } from './commands/runs.js';
 import { addServerCommand } from './commands/server.js';
 import { addValidateCommand } from './commands/validate.js';
 import { addWorkerCommand } from './commands/worker.js';
+import { addProfileCommands } from './commands/profiles.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -21,7 +22,8 @@ export function buildProgram(): Command {
     .addHelpText(
       'after',
       `
-Client commands (start, enqueue, status, logs, list, history, retry, stop) talk to the
+Client commands (start, enqueue, status, logs, list, history, retry, stop, profiles,
+secrets) talk to the
 coordinator at --server (default http://127.0.0.1:8080/api/v1, or SVC_SERVER_URL).
 Exit status: 0 on success; 1 when a run waited for failed (or was aborted or rejected), or
 the coordinator refused the request; 2 for a usage error or bad configuration; 3 when the
@@ -35,6 +37,7 @@ coordinator refused a worker. Run 'trellis <command> --help' for a command's opt
   addListingCommands(program);
   addValidateCommand(program);
   addDryCommand(program);
+  addProfileCommands(program);
   return program;
 }
 

@@ -17,3 +17,6 @@ export * from './auth/principal.js';
 export * from './auth/permissions.js';
 export type { ApiKeyResolver } from './auth/authenticator.js';
 export type { Authenticate } from './http/access-control.js';
+export { ProfileService, type LayerAddress, type ProfileView, type ResolvedEntry, type ResolvedProfile, type RotationResult } from './profiles/profile-service.js';
+export { SecretKeyring, openSecretKeyring, keyIdOf, GENERATED_KEY_FILE } from './profiles/secret-keyring.js';
+export { WorkspaceService, type WorkspaceView } from './profiles/workspace-service.js';

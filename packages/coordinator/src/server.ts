@@ -1,3 +1,4 @@
+import type { ProfileService } from './profiles/profile-service.js';
 import type { AddressInfo } from 'node:net';
 import type { Db } from '@trellis/store';
 import { apiMountPath } from './http/app.js';
@@ -28,6 +29,8 @@ export interface Coordinator {
   close(): Promise<void>;
   /** API keys: `authenticateApiKey(token)` is what the authentication step calls for `Bearer svc_...`. */
   apiKeys: ApiKeyService;
+  /** Runtime profiles: what a run start asks (`mayUse`, `resolve`). */
+  profiles: ProfileService;
   /** Cuts a shutdown's grace short: local runs are stopped now (a second signal). */
   abortLocalRuns(): void;
 }
@@ -72,6 +75,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     scheduler: parts.scheduler,
     apiKeys: parts.apiKeys,
+    profiles: parts.profiles,
     close: async () => {
       await lifecycle.close();
       logger.info('coordinator stopped');

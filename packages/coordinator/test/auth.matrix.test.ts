@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import jwt from 'jsonwebtoken';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { basic, bearer, callWith, mintLicense, type Answer } from './support/auth-fixtures.js';
@@ -11,6 +12,9 @@ const CONTRACT: Record<string, Record<string, boolean>> = {
   'dags:run': { admin: true, manager: true, developer: true, operator: true, viewer: false },
   'audit:read': { admin: true, manager: true, developer: false, operator: false, viewer: false },
   'users:manage': { admin: true, manager: false, developer: false, operator: false, viewer: false },
+  // Runtime profiles: managers manage (non-protected) profiles; the secret store's key is the admin's.
+  'profiles:manage': { admin: true, manager: true, developer: false, operator: false, viewer: false },
+  'secrets:manage': { admin: true, manager: false, developer: false, operator: false, viewer: false },
 };
 
 /** Rules of the contract that name routes: the permission each must declare. */
@@ -33,12 +37,28 @@ const NAMED: Record<string, string> = {
   'post /webhooks/{fileName}': 'webhook',
   'post /api-keys': 'users:manage',
   'post /dags/{fileName}/webhook': 'users:manage',
+  // Rule 7: workspace reads need no credentials, changes developer or above.
+  'get /workspaces': 'public',
+  'get /workspaces/{workspaceId}': 'public',
+  'post /workspaces': 'dags:write',
+  'patch /workspaces/{workspaceId}': 'dags:write',
+  'delete /workspaces/{workspaceId}': 'dags:write',
+  // Profiles: chosen by whoever may run, managed by managers and admins.
+  'get /profiles': 'dags:run',
+  'get /profiles/{profileName}': 'dags:run',
+  'post /profiles': 'profiles:manage',
+  'patch /profiles/{profileName}': 'profiles:manage',
+  'delete /profiles/{profileName}': 'profiles:manage',
+  'put /profiles/{profileName}/secrets/{key}': 'profiles:manage',
+  'put /profiles/_global/variables/{key}': 'profiles:manage',
+  'delete /profiles/_workspaces/{workspaceName}/entries/{key}': 'profiles:manage',
+  'post /secrets/rotate-key': 'secrets:manage',
 };
 
 const SECRET = 'matrix-test-token-secret-of-40-characters!';
 const ROLES = ['admin', 'manager', 'developer', 'operator', 'viewer'] as const;
 const PASSWORD = 'correct horse battery';
-const PARAMS: Record<string, string> = { fileName: 'no_such_dag', name: 'no_such_dag', dagRunId: 'no-such-run', stepName: 'step', subDagRunId: 'no-such-sub', userId: 'no-such-user', queueName: 'no-such-queue' };
+const PARAMS: Record<string, string> = { fileName: 'no_such_dag', name: 'no_such_dag', dagRunId: 'no-such-run', stepName: 'step', subDagRunId: 'no-such-sub', userId: 'no-such-user', queueName: 'no-such-queue', profileName: 'no-such-profile', key: 'SOME_KEY', workspaceName: 'no-such-workspace' };
 
 let t: TestCoordinator;
 const credentials: Record<string, string> = {};
@@ -54,7 +74,7 @@ async function call(method: string, path: string, authorization: string | undefi
 
 before(async () => {
   const { license, licensePublicKey } = mintLicense();
-  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey } });
+  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey }, secretsKey: randomBytes(32).toString('base64') });
   const setup = await call('POST', '/auth/setup', undefined, { username: 'admin', password: PASSWORD });
   assert.equal(setup.status, 200, JSON.stringify(setup.json));
   credentials.admin = bearer(setup.json.token as string);
@@ -121,6 +141,48 @@ describe('access control matrix: every operation of the served OpenAPI document 
     }
     assert.deepEqual(failures, []);
     assert.ok(checked > 40 * Object.keys(credentials).length, `walked ${checked} requests`);
+  });
+
+  test('protected profiles: only admins create, view, change, delete or use them; managers manage the rest; run permission uses active non-protected ones', async () => {
+    assert.equal((await call('POST', '/profiles', credentials.manager, { name: 'vault', protected: true })).status, 403, 'a manager cannot create a protected profile');
+    assert.equal((await call('POST', '/profiles', credentials.admin, { name: 'vault', protected: true })).status, 201);
+    assert.equal((await call('POST', '/profiles', credentials.manager, { name: 'open' })).status, 201);
+    assert.equal((await call('POST', '/profiles', credentials.developer, { name: 'dev' })).status, 403);
+    for (const [method, path, body] of [
+      ['GET', '/profiles/vault', undefined],
+      ['PATCH', '/profiles/vault', { description: 'x' }],
+      ['PUT', '/profiles/vault/secrets/TOKEN', { value: 'v' }],
+      ['PUT', '/profiles/vault/variables/A', { value: 'v' }],
+      ['DELETE', '/profiles/vault/entries/A', undefined],
+      ['DELETE', '/profiles/vault', undefined],
+    ] as const) {
+      const denied = await call(method, path, credentials.manager, body);
+      assert.deepEqual([denied.status, denied.json.code], [403, 'forbidden'], `${method} ${path}`);
+    }
+    assert.equal((await call('PATCH', '/profiles/open', credentials.manager, { protected: true })).status, 403, 'a manager cannot protect a profile');
+    assert.equal((await call('PUT', '/profiles/open/secrets/TOKEN', credentials.manager, { value: 'v' })).status, 200);
+    assert.equal((await call('PUT', '/profiles/vault/secrets/TOKEN', credentials.admin, { value: 'v' })).status, 200);
+    assert.equal((await call('PUT', '/profiles/_global/variables/A', credentials.manager, { value: 'v' })).status, 200, 'managers manage the Global defaults');
+    const seen = async (who: string) => ((await call('GET', '/profiles', credentials[who])).json.profiles as Array<{ name: string }>).map((p) => p.name);
+    assert.deepEqual(await seen('admin'), ['open', 'vault']);
+    assert.deepEqual(await seen('manager'), ['open']);
+    assert.deepEqual(await seen('operator'), ['open'], 'run permission sees the profiles it may use');
+    assert.equal((await call('GET', '/profiles', credentials.viewer)).status, 403);
+    const principal = (who: string, role: string) => ({ kind: 'user' as const, id: who, name: who, role: role as 'admin' });
+    const profiles = t.coordinator.profiles;
+    assert.equal((await profiles.mayUse(principal('op', 'operator'), 'open')).name, 'open');
+    await assert.rejects(profiles.mayUse(principal('op', 'operator'), 'vault'), { name: 'ForbiddenError' });
+    await assert.rejects(profiles.mayUse(principal('mgr', 'manager'), 'vault'), { name: 'ForbiddenError' });
+    await assert.rejects(profiles.mayUse(principal('v', 'viewer'), 'open'), { name: 'ForbiddenError' });
+    assert.equal((await profiles.mayUse(principal('a', 'admin'), 'vault')).name, 'vault');
+    // Rule 8: a webhook may use any profile on its allowlist, protected ones included, and nothing else.
+    const hook = { kind: 'webhook' as const, id: 'wh', name: 'dag', role: 'operator' as const };
+    assert.equal((await profiles.mayUse(hook, 'vault', ['vault'])).name, 'vault');
+    await assert.rejects(profiles.mayUse(hook, 'open', ['vault']), { name: 'ForbiddenError' });
+    await assert.rejects(profiles.mayUse(hook, 'missing', ['missing']), { name: 'NotFoundError' });
+    assert.equal((await call('PATCH', '/profiles/open', credentials.manager, { status: 'disabled' })).status, 200);
+    await assert.rejects(profiles.mayUse(principal('op', 'operator'), 'open'), /disabled/);
+    assert.equal((await call('DELETE', '/profiles/vault', credentials.admin)).status, 204);
   });
 
   test('the contract rules by name: event logs need manager or admin, DAG edits developer or above', async () => {

@@ -72,6 +72,35 @@ describe('server configuration', () => {
     );
   });
 
+  test('secret store keys: SVC_SECRETS_KEY, or a key file (current key first, then previous ones); bad keys named, never echoed', () => {
+    const cwd = tempDir();
+    const [a, b, c] = [1, 2, 3].map((n) => Buffer.alloc(32, n).toString('base64')) as [string, string, string];
+    assert.deepEqual(loadServerConfig({ cwd, env: {} }).secretKeys, { previous: [] });
+    assert.deepEqual(loadServerConfig({ cwd, env: { SVC_SECRETS_KEY: a, SVC_SECRETS_PREVIOUS_KEYS: `${b},${c}` } }).secretKeys, { current: a, previous: [b, c] });
+    writeFileSync(join(cwd, 'keys'), `${a}\n\n${b}\n`);
+    assert.deepEqual(loadServerConfig({ cwd, env: { SVC_SECRETS_KEY_FILE: 'keys', SVC_SECRETS_PREVIOUS_KEYS: c } }).secretKeys, { current: a, previous: [b, c] });
+    const problems = (env: Record<string, string>): string => {
+      try {
+        loadServerConfig({ cwd, env });
+      } catch (error) {
+        assert.ok(error instanceof ConfigError);
+        return error.problems.join('\n');
+      }
+      return '';
+    };
+    const short = Buffer.alloc(16, 7).toString('base64');
+    const tooShort = problems({ SVC_SECRETS_KEY: short });
+    assert.match(tooShort, /^secretsKey: must be 32 bytes in base64/m);
+    assert.ok(!tooShort.includes(short), 'the value is not echoed');
+    assert.match(problems({ SVC_SECRETS_KEY: a, SVC_SECRETS_KEY_FILE: 'keys' }), /not both/);
+    assert.match(problems({ SVC_SECRETS_PREVIOUS_KEYS: 'nope' }), /^secretsPreviousKeys\.0: must be 32 bytes/m);
+    writeFileSync(join(cwd, 'bad-keys'), `${a}\n${short}\n`);
+    const badFile = problems({ SVC_SECRETS_KEY_FILE: 'bad-keys' });
+    assert.match(badFile, /secretsKeyFile: line 2 is not 32 bytes in base64/);
+    assert.ok(!badFile.includes(short));
+    assert.match(problems({ SVC_SECRETS_KEY_FILE: 'missing-file' }), /^secretsKeyFile: ENOENT/m);
+  });
+
   test('a missing or non-mapping config file is a clear error', () => {
     const cwd = tempDir();
     assert.throws(() => loadServerConfig({ cwd, file: 'nope.yaml', env: {} }), /config file .*nope\.yaml/);

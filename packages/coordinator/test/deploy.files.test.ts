@@ -247,11 +247,12 @@ describe('deploy files', () => {
     assert.equal(count, 6, "API, gRPC, the proxy's API and gRPC (profile scaled), Prometheus and Grafana are published");
   });
 
-  test('secrets have no defaults: without SVC_WORKER_TOKEN or GRAFANA_ADMIN_PASSWORD compose refuses to start', () => {
+  test('secrets have no defaults: without SVC_WORKER_TOKEN, SVC_SECRETS_KEY or GRAFANA_ADMIN_PASSWORD compose refuses to start', () => {
     const text = read('docker-compose.yml');
     assert.doesNotMatch(text, /change-me/);
     const required: Array<[string, string, string]> = [
       ['coordinator', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
+      ['coordinator', 'SVC_SECRETS_KEY', 'SVC_SECRETS_KEY'],
       ['worker-a', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
       ['worker-b', 'SVC_WORKER_TOKEN', 'SVC_WORKER_TOKEN'],
       ['grafana', 'GF_SECURITY_ADMIN_PASSWORD', 'GRAFANA_ADMIN_PASSWORD'],
@@ -316,13 +317,15 @@ describe('deploy files', () => {
     for (const name of ['DATABASE_URL', 'SVC_HOST', 'SVC_GRPC_HOST', 'SVC_WORKER_TOKEN']) assert.ok(name in env, `coordinator sets ${name}`);
     assert.equal(env.SVC_HOST, '0.0.0.0');
     assert.equal(env.SVC_GRPC_HOST, '0.0.0.0');
-    const expanded = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(v, { SVC_WORKER_TOKEN: 'from-the-env-file' })]));
+    const secretsKey = Buffer.alloc(32, 9).toString('base64');
+    const expanded = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, interpolate(v, { SVC_WORKER_TOKEN: 'from-the-env-file', SVC_SECRETS_KEY: secretsKey })]));
     const config = loadServerConfig({ env: expanded, cwd: '/app' });
     assert.equal(config.host, '0.0.0.0');
     assert.equal(config.grpcPort, 50051, 'the published gRPC port is the one it listens on');
     assert.equal(config.port, 8080, 'the published HTTP port is the one it listens on');
     assert.match(config.databaseUrl ?? '', /@postgres:5432\//);
     assert.ok(config.workerToken !== undefined, 'a worker token, required when gRPC is not on loopback');
+    assert.equal(config.secretKeys.current, secretsKey, 'secrets can be stored: the database is a server, so no key is generated');
     assert.equal(config.auth.mode, 'builtin', 'an API on 0.0.0.0 never runs with auth off');
     const dagsMount = asStrings(service('coordinator').volumes, 'volumes').find((v) => v.startsWith('./dags:'));
     assert.equal(dagsMount?.split(':')[1], config.dagsDir, 'the DAGs are mounted where the coordinator reads them');

@@ -31,9 +31,15 @@ export {
   type ApiKeyRecord, type ApiKeyCredential, type NewApiKey, type ApiKeyChange,
 } from './auth/api-keys.js';
 export {
-  insertWebhook, listWebhooks, getWebhook, getWebhookCredential, replaceWebhookToken, setWebhookEnabled, deleteWebhook, touchWebhook,
+  insertWebhook, listWebhooks, getWebhook, getWebhookCredential, replaceWebhookToken, setWebhookEnabled, setWebhookProfileAllowlist, deleteWebhook, touchWebhook,
   type WebhookRecord, type WebhookCredential, type NewWebhook,
 } from './auth/webhooks.js';
 export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById, getUserByUsername, getUserByOidcIdentity, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
+export { insertWorkspace, listWorkspaces, getWorkspace, getWorkspaceByName, updateWorkspace, deleteWorkspace, type WorkspaceRecord, type WorkspaceChange } from './profiles/workspaces.js';
+export {
+  insertProfile, listProfiles, getLayer, ensureDefaultsLayer, updateProfile, deleteProfile, listEntries, getEntry, putVariable, putSecret, deleteEntry,
+  type ProfileRecord, type ProfileEntryRecord, type ProfileChange, type LayerRef, type LayerScope, type SealedSecret,
+} from './profiles/profiles.js';
+export { getSealedSecrets, secretsSealedWith, resealSecret, secretCountsByKey, type StoredSecret } from './profiles/sealed-secrets.js';

@@ -2,13 +2,9 @@ import type { Command } from 'commander';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import type { RunView } from '../run-watch.js';
+import { table } from '../table.js';
 import { clientCall, serverOption, tokenOption } from './client-options.js';
 
-/** Columns padded to their widest cell; the last one is left ragged. */
-function table(rows: string[][]): string {
-  const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
-  return rows.map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  ')).join('\n');
-}
 
 interface DagListItem {
   fileName: string;

@@ -1,6 +1,7 @@
 /** Request and response schemas of API keys and webhooks. */
 import { z } from 'zod';
 import { API_KEY_ROLES } from '../auth/api-keys.js';
+import { profileNameSchema } from './profile.schemas.js';
 
 const stamp = z.string().describe('RFC 3339');
 
@@ -33,6 +34,7 @@ export const webhookSchema = z
     tokenPrefix: z.string(),
     enabled: z.boolean(),
     signatureRequired: z.boolean().describe('Calls must carry X-Svc-Signature and X-Svc-Timestamp'),
+    profileAllowlist: z.array(z.string()).describe('Runtime profiles its callers may select with X-Svc-Profile, protected ones included'),
     createdAt: stamp,
     updatedAt: stamp,
     createdBy: z.string(),
@@ -46,7 +48,12 @@ export const webhookWithSecretsSchema = z.object({
   signingSecret: z.string().optional().describe('The HMAC secret, shown only now; present when signatures are required'),
 });
 
+const profileAllowlist = z.array(profileNameSchema).max(100, 'at most 100 profiles');
+
+export const setWebhookProfilesBody = z.object({ profileAllowlist: profileAllowlist.describe('Replaces the list; profiles need not exist yet, but must exist and be active when selected') });
+
 export const createWebhookBody = z.object({
+  profileAllowlist: profileAllowlist.optional().describe('Runtime profiles callers may select with X-Svc-Profile (default none)'),
   requireSignature: z
     .boolean()
     .optional()

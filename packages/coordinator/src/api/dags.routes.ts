@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DAG_FILE_NAME } from '@trellis/core';
+import { DAG_FILE_NAME, workspaceLabel } from '@trellis/core';
 import { actorOf, defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
@@ -17,6 +17,7 @@ const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Inva
 const listQuery = paginationQuery.extend({
   name: z.string().optional(),
   labels: z.string().optional(),
+  workspace: z.string().min(1).optional().describe('Only DAGs of this workspace (labelled workspace=<name>)'),
   sort: z.enum(['name', 'nextRun']).default('name'),
   order: z.enum(['asc', 'desc']).default('asc'),
 });
@@ -98,7 +99,8 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     response: dagListSchema,
     query: listQuery,
     handler: async ({ query }) => {
-      const { dags, total } = await queries.list(query);
+      const labels = [query.labels, query.workspace !== undefined ? workspaceLabel(query.workspace) : undefined].filter((l) => l !== undefined).join(',');
+      const { dags, total } = await queries.list({ ...query, labels });
       return { dags, errors: [], pagination: paginationOf(total, query.page, query.perPage) };
     },
   });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DAG_FILE_NAME, RunStatus, isNodeStatus } from '@trellis/core';
+import { DAG_FILE_NAME, RunStatus, isNodeStatus, workspaceLabel } from '@trellis/core';
 import { actorOf, defineRoute, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
 import type { RunCommands } from '../runs/run-commands.js';
@@ -105,6 +105,7 @@ const listQuery = z.object({
   toDate: unixSecondsQuery.optional(),
   dagRunId: z.string().optional(),
   labels: z.string().optional(),
+  workspace: z.string().min(1).optional().describe('Only runs of DAGs of this workspace (labelled workspace=<name>)'),
   limit: z.coerce.number().int().min(1, 'limit must be 1-500').max(500, 'limit must be 1-500').default(100),
   cursor: z.string().optional(),
 });
@@ -118,7 +119,9 @@ function listFilter(query: z.output<typeof listQuery>, name: string | undefined)
     ...(query.fromDate !== undefined ? { from: new Date(query.fromDate * 1000) } : {}),
     ...(query.toDate !== undefined ? { to: new Date(query.toDate * 1000) } : {}),
     ...(query.dagRunId !== undefined ? { dagRunId: query.dagRunId } : {}),
-    ...(query.labels !== undefined ? { labels: query.labels.split(',').map((l) => l.trim()).filter(Boolean) } : {}),
+    ...(query.labels !== undefined || query.workspace !== undefined
+      ? { labels: [...(query.labels ?? '').split(',').map((l) => l.trim()).filter(Boolean), ...(query.workspace !== undefined ? [workspaceLabel(query.workspace)] : [])] }
+      : {}),
     ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
   };
 }

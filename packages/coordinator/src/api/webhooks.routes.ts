@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { rawBodyOf } from '../http/raw-body.js';
 import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
-import { createWebhookBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
+import { createWebhookBody, setWebhookProfilesBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
 import { BadRequestError, DAG_FILE_NAME } from '@trellis/core';
 
 const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
@@ -23,7 +23,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: z.object({ dagRunId: z.string(), dagName: z.string() }),
       errors: [401, 403, 404, 409],
       handler: ({ params, body, req }) => {
-        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('X-Svc-Profile: no runtime profiles exist on this server; send the call without the header');
+        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('X-Svc-Profile: runs do not take runtime profiles on this server yet; send the call without the header');
         return webhooks.trigger(params.fileName, {
           authorization: req.headers.authorization,
           signature: { timestamp: req.header('x-svc-timestamp'), signature: req.header('x-svc-signature') },
@@ -63,7 +63,7 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: webhookWithSecretsSchema,
       successStatus: 201,
       errors: [404, 409],
-      handler: (ctx) => webhooks.create(actorOf(ctx), ctx.params.fileName, ctx.body.requireSignature ?? false),
+      handler: (ctx) => webhooks.create(actorOf(ctx), ctx.params.fileName, ctx.body.requireSignature ?? false, ctx.body.profileAllowlist ?? []),
     }),
     defineRoute({
       ...manage,
@@ -96,6 +96,17 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: webhookSchema,
       errors: [404],
       handler: (ctx) => webhooks.toggle(actorOf(ctx), ctx.params.fileName, ctx.body.enabled),
+    }),
+    defineRoute({
+      ...manage,
+      method: 'put',
+      path: '/dags/{fileName}/webhook/profiles',
+      operationId: 'setDagWebhookProfiles',
+      summary: "Replace the runtime profiles the webhook's callers may select with X-Svc-Profile (protected ones included)",
+      body: setWebhookProfilesBody,
+      response: webhookSchema,
+      errors: [404],
+      handler: (ctx) => webhooks.setProfileAllowlist(actorOf(ctx), ctx.params.fileName, ctx.body.profileAllowlist),
     }),
   ];
 }

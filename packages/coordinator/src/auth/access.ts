@@ -12,6 +12,8 @@ const DENIED: Record<Permission, string> = {
   'dags:run': 'Permission denied to run DAGs',
   'audit:read': 'Permission denied to read event logs: manager or admin role required',
   'users:manage': 'Permission denied: admin role required',
+  'profiles:manage': 'Permission denied to manage runtime profiles: manager or admin role required',
+  'secrets:manage': 'Permission denied: admin role required',
 };
 
 /**

@@ -7,12 +7,15 @@ import type { Role } from './principal.js';
  * - `public`: no credentials (health, setup, login, workspace reads).
  * - `authenticated`: any signed-in principal (change-password, `/auth/me`).
  * - `webhook`: only a webhook token of the addressed DAG (`POST /webhooks/{fileName}`).
+ * - `profiles:manage`: runtime profiles and their defaults layers (admin, manager); which
+ *   protected profile a caller may touch is the profile service's rule (admins only).
+ * - `secrets:manage`: the secret store itself (key rotation): admin.
  */
-export type Permission = 'public' | 'authenticated' | 'webhook' | 'dags:read' | 'dags:write' | 'dags:run' | 'audit:read' | 'users:manage';
+export type Permission = 'public' | 'authenticated' | 'webhook' | 'dags:read' | 'dags:write' | 'dags:run' | 'audit:read' | 'users:manage' | 'profiles:manage' | 'secrets:manage';
 
 const GRANTS: Record<Role, ReadonlySet<Permission>> = {
-  admin: new Set(['dags:read', 'dags:write', 'dags:run', 'audit:read', 'users:manage']),
-  manager: new Set(['dags:read', 'dags:write', 'dags:run', 'audit:read']),
+  admin: new Set(['dags:read', 'dags:write', 'dags:run', 'audit:read', 'users:manage', 'profiles:manage', 'secrets:manage']),
+  manager: new Set(['dags:read', 'dags:write', 'dags:run', 'audit:read', 'profiles:manage']),
   developer: new Set(['dags:read', 'dags:write', 'dags:run']),
   operator: new Set(['dags:read', 'dags:run']),
   viewer: new Set(['dags:read']),

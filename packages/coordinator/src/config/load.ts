@@ -3,14 +3,23 @@ import { dirname, join, resolve } from 'node:path';
 import { existsSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { BadRequestError, toError } from '@trellis/core';
-import { ENV_KEYS, serverConfigSchema, type AuthConfig, type ParsedServerConfig, type RawServerConfig } from './schema.js';
+import { ENV_KEYS, secretKeySchema, serverConfigSchema, type AuthConfig, type ParsedServerConfig, type RawServerConfig } from './schema.js';
 
 /** The auth section with its `*File` settings read: secrets are in memory, never re-read. */
 export type ResolvedAuthConfig = Omit<AuthConfig, 'basicPasswordFile' | 'licensePublicKeyFile' | 'licenseFile'>;
 
+/** The secret store's key-encryption keys as configured (base64), the key file read. */
+export interface SecretKeysConfig {
+  /** Seals new values; absent: none configured. */
+  current?: string;
+  /** Still open older values. */
+  previous: string[];
+}
+
 /** Resolved configuration: paths absolute, derived defaults filled in. */
-export interface ServerConfig extends Omit<ParsedServerConfig, 'auth'> {
+export interface ServerConfig extends Omit<ParsedServerConfig, 'auth' | 'secretsKey' | 'secretsKeyFile' | 'secretsPreviousKeys'> {
   auth: ResolvedAuthConfig;
+  secretKeys: SecretKeysConfig;
   logDir: string;
   docsDir: string;
   timezone: string;
@@ -126,6 +135,30 @@ function resolveAuth(auth: AuthConfig, cwd: string, problems: string[]): Resolve
   return out;
 }
 
+/** The keys from `secretsKey` or `secretsKeyFile` (not both), plus `secretsPreviousKeys`; read once. */
+function resolveSecretKeys(value: ParsedServerConfig, cwd: string, problems: string[]): SecretKeysConfig {
+  const { secretsKey, secretsKeyFile, secretsPreviousKeys } = value;
+  if (secretsKey !== undefined && secretsKeyFile !== undefined) {
+    problems.push('secretsKey: set either secretsKey (SVC_SECRETS_KEY) or secretsKeyFile (SVC_SECRETS_KEY_FILE), not both');
+    return { previous: secretsPreviousKeys };
+  }
+  if (secretsKeyFile === undefined) return { ...(secretsKey !== undefined ? { current: secretsKey } : {}), previous: secretsPreviousKeys };
+  let lines: string[];
+  try {
+    lines = readFileSync(resolve(cwd, secretsKeyFile), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  } catch (error) {
+    problems.push(`secretsKeyFile: ${toError(error).message}`);
+    return { previous: secretsPreviousKeys };
+  }
+  // Never echo a line of the file: it is a key.
+  lines.forEach((line, i) => {
+    if (!secretKeySchema.safeParse(line).success) problems.push(`secretsKeyFile: line ${i + 1} is not 32 bytes in base64`);
+  });
+  const [current, ...previous] = lines;
+  if (current === undefined) problems.push('secretsKeyFile: the file holds no key');
+  return { ...(current !== undefined ? { current } : {}), previous: [...previous, ...secretsPreviousKeys] };
+}
+
 function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
@@ -148,13 +181,16 @@ export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig 
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems);
   const value = parsed.data;
   const auth = resolveAuth(value.auth, cwd, problems);
+  const secretKeys = resolveSecretKeys(value, cwd, problems);
   if (problems.length > 0) throw new ConfigError(problems);
+  const { secretsKey: _key, secretsKeyFile: _file, secretsPreviousKeys: _previous, ...rest } = value;
   const dataDir = resolve(cwd, value.dataDir);
   const baseBeside = file !== undefined ? join(dirname(file), 'base.yaml') : undefined;
   const baseConfig = value.baseConfig !== undefined ? resolve(cwd, value.baseConfig) : baseBeside !== undefined && existsSync(baseBeside) ? baseBeside : undefined;
   return {
-    ...value,
+    ...rest,
     auth,
+    secretKeys,
     dataDir,
     dagsDir: resolve(cwd, value.dagsDir),
     logDir: resolve(cwd, value.logDir ?? join(dataDir, 'logs')),

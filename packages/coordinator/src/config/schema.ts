@@ -4,6 +4,9 @@ import { ROLES } from '../auth/principal.js';
 const port = z.number().int().min(0).max(65535);
 const positiveInt = z.number().int().min(1);
 
+/** A key-encryption key of the secret store: 32 random bytes, base64 (`openssl rand -base64 32`). */
+export const secretKeySchema = z.string().trim().refine((value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32, 'must be 32 bytes in base64 (openssl rand -base64 32)');
+
 export const queueConfigSchema = z.strictObject({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'queue names use letters, digits, _ . -'),
   maxConcurrency: positiveInt,
@@ -150,6 +153,17 @@ export const serverConfigSchema = z.strictObject({
   logLevel: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   logFormat: z.enum(['json', 'text']).default('json'),
   auth: authConfigSchema.default({ mode: 'none', allowUnauthenticated: false, tokenTtlSec: 86_400 }),
+  /**
+   * Key-encryption key of runtime-profile secrets (AES-256-GCM): new values are sealed with it.
+   * Every coordinator on one database needs the same. Default: none; with the embedded database
+   * a key is generated once as <dataDir>/secrets.key (mode 0600); with PostgreSQL secrets are
+   * refused until one is set.
+   */
+  secretsKey: secretKeySchema.optional(),
+  /** A file holding the current key on its first line and previous keys on the following ones (instead of secretsKey). */
+  secretsKeyFile: z.string().min(1).optional(),
+  /** Keys that still open values sealed before a rotation (`trellis secrets rotate-key` re-seals them with the current one). */
+  secretsPreviousKeys: z.array(secretKeySchema).default([]),
   /** `/metrics`: answered to anyone (`public`) or only with credentials (`private`). */
   metrics: z.enum(['public', 'private']).default('public'),
 });
@@ -197,6 +211,9 @@ export const ENV_KEYS: Record<string, { key: ConfigKey; kind: 'string' | 'int' |
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
   SVC_METRICS: { key: 'metrics', kind: 'string' },
+  SVC_SECRETS_KEY: { key: 'secretsKey', kind: 'string' },
+  SVC_SECRETS_KEY_FILE: { key: 'secretsKeyFile', kind: 'string' },
+  SVC_SECRETS_PREVIOUS_KEYS: { key: 'secretsPreviousKeys', kind: 'list' },
   SVC_AUTH_MODE: { key: 'auth.mode', kind: 'string' },
   SVC_AUTH_ALLOW_UNAUTHENTICATED: { key: 'auth.allowUnauthenticated', kind: 'bool' },
   SVC_AUTH_BASIC_USERNAME: { key: 'auth.basicUsername', kind: 'string' },

@@ -14,6 +14,8 @@ import { webhookRoutes } from '../api/webhooks.routes.js';
 import { authRoutes } from '../api/auth.routes.js';
 import { userRoutes } from '../api/users.routes.js';
 import { oidcRoutes } from '../api/oidc.routes.js';
+import { workspaceRoutes } from '../api/workspaces.routes.js';
+import { profileRoutes } from '../api/profiles.routes.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
 import { RunCommands } from '../runs/run-commands.js';
@@ -45,5 +47,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...queueRoutes(new QueueQueries({ db, globalQueues: parts.globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
     ...apiKeyRoutes(parts.apiKeys),
     ...webhookRoutes(parts.webhooks),
+    ...workspaceRoutes(parts.workspaces),
+    ...profileRoutes(parts.profiles),
   ];
 }

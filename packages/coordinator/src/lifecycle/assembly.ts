@@ -19,6 +19,9 @@ import { Peers } from '../workers/peers.js';
 import { workerHandlers, type WorkerHandlers } from '../grpc/worker-service.js';
 import { ApiKeyService } from '../auth/api-keys.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
+import { WorkspaceService } from '../profiles/workspace-service.js';
+import { ProfileService } from '../profiles/profile-service.js';
+import { openSecretKeyring } from '../profiles/secret-keyring.js';
 import { ResourceHistory } from '../metrics/resource-history.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -56,6 +59,9 @@ export interface CoordinatorParts {
   resources: ResourceHistory;
   apiKeys: ApiKeyService;
   webhooks: WebhookService;
+  workspaces: WorkspaceService;
+  /** Runtime profiles and the secret store; a run start asks it `mayUse` and `resolve`. */
+  profiles: ProfileService;
   /** What the worker gRPC server answers, when it runs (grpcPort >= 0). */
   workerHandlers?: WorkerHandlers;
 }
@@ -124,6 +130,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
   executor.attachChildRuns(runs);
+  const profiles = new ProfileService(db, openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger));
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   return {
     config,
@@ -157,6 +164,8 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
         return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
       },
     }),
+    workspaces: new WorkspaceService(db),
+    profiles,
     ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs }) } : {}),
   };
 }

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Dag } from '@trellis/core';
 import {
-  deleteWebhook, getWebhook, getWebhookCredential, insertWebhook, listWebhooks, NameTakenError, replaceWebhookToken, setWebhookEnabled, touchWebhook,
+  deleteWebhook, getWebhook, getWebhookCredential, insertWebhook, listWebhooks, NameTakenError, replaceWebhookToken, setWebhookEnabled, setWebhookProfileAllowlist, touchWebhook,
   type Db, type WebhookRecord,
 } from '@trellis/store';
 import { recordAudit } from '../auth/audit.js';
@@ -20,6 +20,8 @@ export interface WebhookView {
   tokenPrefix: string;
   enabled: boolean;
   signatureRequired: boolean;
+  /** Runtime profiles its callers may select with X-Svc-Profile (protected ones too). */
+  profileAllowlist: string[];
   createdAt: string;
   updatedAt: string;
   createdBy: string;
@@ -67,17 +69,17 @@ export class WebhookService {
     return view(await this.require(fileName, () => getWebhook(this.deps.db, fileName)));
   }
 
-  async create(actor: Principal, fileName: string, requireSignature: boolean): Promise<IssuedWebhook> {
+  async create(actor: Principal, fileName: string, requireSignature: boolean, profileAllowlist: string[] = []): Promise<IssuedWebhook> {
     if (this.deps.definition(fileName) === undefined) throw new NotFoundError('DAG not found', { fileName });
     const issued = newCredentials(requireSignature);
     let record: WebhookRecord;
     try {
-      record = await insertWebhook(this.deps.db, { id: randomUUID(), dagName: fileName, ...issued.stored, createdBy: actor.id });
+      record = await insertWebhook(this.deps.db, { id: randomUUID(), dagName: fileName, ...issued.stored, profileAllowlist: unique(profileAllowlist), createdBy: actor.id });
     } catch (error) {
       if (error instanceof NameTakenError) throw new AlreadyExistsError(`${fileName} already has a webhook`, { fileName });
       throw error;
     }
-    await this.audit(actor, 'webhook.created', record, `created the webhook of ${fileName}`, { signatureRequired: requireSignature });
+    await this.audit(actor, 'webhook.created', record, `created the webhook of ${fileName}`, { signatureRequired: requireSignature, profileAllowlist: record.profileAllowlist });
     return { webhook: view(record), ...issued.shown };
   }
 
@@ -93,6 +95,13 @@ export class WebhookService {
   async toggle(actor: Principal, fileName: string, enabled: boolean): Promise<WebhookView> {
     const record = await this.require(fileName, () => setWebhookEnabled(this.deps.db, fileName, enabled));
     await this.audit(actor, enabled ? 'webhook.enabled' : 'webhook.disabled', record, `${enabled ? 'enabled' : 'disabled'} the webhook of ${fileName}`);
+    return view(record);
+  }
+
+  /** Replaces the profiles the webhook's callers may select. */
+  async setProfileAllowlist(actor: Principal, fileName: string, profiles: string[]): Promise<WebhookView> {
+    const record = await this.require(fileName, () => setWebhookProfileAllowlist(this.deps.db, fileName, unique(profiles)));
+    await this.audit(actor, 'webhook.profiles_set', record, `set the profile allowlist of the webhook of ${fileName}`, { profileAllowlist: record.profileAllowlist });
     return view(record);
   }
 
@@ -143,6 +152,10 @@ export class WebhookService {
   }
 }
 
+function unique(names: string[]): string[] {
+  return [...new Set(names)].sort();
+}
+
 function bearerToken(authorization: string | undefined): string | undefined {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   const token = match?.[1];
@@ -165,6 +178,7 @@ function view(record: WebhookRecord): WebhookView {
     tokenPrefix: record.tokenPrefix,
     enabled: record.enabled,
     signatureRequired: record.signatureRequired,
+    profileAllowlist: record.profileAllowlist,
     createdAt: record.createdAt.toISOString(),
     updatedAt: record.updatedAt.toISOString(),
     createdBy: record.createdBy,

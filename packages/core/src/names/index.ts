@@ -53,3 +53,4 @@ export function dagFileNameOf(entry: string): string | undefined {
 export function isValidWorkerId(value: string): boolean {
   return WORKER_ID.test(value);
 }
+export * from './profiles.js';

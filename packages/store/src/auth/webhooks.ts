@@ -9,6 +9,8 @@ export interface WebhookRecord {
   enabled: boolean;
   /** It has a signing secret: calls must be signed. */
   signatureRequired: boolean;
+  /** Runtime profiles its callers may select (protected ones included). */
+  profileAllowlist: string[];
   createdBy: string;
   createdAt: Date;
   updatedAt: Date;
@@ -27,19 +29,20 @@ export interface NewWebhook {
   tokenHash: string;
   tokenPrefix: string;
   signingSecret: string | null;
+  profileAllowlist: string[];
   createdBy: string;
 }
 
 const COLUMNS = `id::text AS id, dag_name AS "dagName", token_prefix AS "tokenPrefix", enabled,
-  signing_secret IS NOT NULL AS "signatureRequired", created_by AS "createdBy",
+  signing_secret IS NOT NULL AS "signatureRequired", profile_allowlist AS "profileAllowlist", created_by AS "createdBy",
   created_at AS "createdAt", updated_at AS "updatedAt", last_used_at AS "lastUsedAt"`;
 
 /** Throws NameTakenError when the DAG has a webhook already. */
 export async function insertWebhook(q: Queryable, hook: NewWebhook): Promise<WebhookRecord> {
   const [row] = await q.query<WebhookRecord>(
-    `INSERT INTO webhooks (id, dag_name, token_hash, token_prefix, signing_secret, created_by) VALUES ($1, $2, $3, $4, $5, $6)
+    `INSERT INTO webhooks (id, dag_name, token_hash, token_prefix, signing_secret, profile_allowlist, created_by) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7)
      ON CONFLICT (dag_name) DO NOTHING RETURNING ${COLUMNS}`,
-    [hook.id, hook.dagName, hook.tokenHash, hook.tokenPrefix, hook.signingSecret, hook.createdBy],
+    [hook.id, hook.dagName, hook.tokenHash, hook.tokenPrefix, hook.signingSecret, JSON.stringify(hook.profileAllowlist), hook.createdBy],
   );
   if (row === undefined) throw new NameTakenError(`a webhook of ${hook.dagName}`);
   return row;
@@ -73,6 +76,11 @@ export async function replaceWebhookToken(q: Queryable, dagName: string, token: 
 
 export async function setWebhookEnabled(q: Queryable, dagName: string, enabled: boolean): Promise<WebhookRecord | undefined> {
   const [row] = await q.query<WebhookRecord>(`UPDATE webhooks SET enabled = $2, updated_at = now() WHERE dag_name = $1 RETURNING ${COLUMNS}`, [dagName, enabled]);
+  return row;
+}
+
+export async function setWebhookProfileAllowlist(q: Queryable, dagName: string, profiles: string[]): Promise<WebhookRecord | undefined> {
+  const [row] = await q.query<WebhookRecord>(`UPDATE webhooks SET profile_allowlist = $2::jsonb, updated_at = now() WHERE dag_name = $1 RETURNING ${COLUMNS}`, [dagName, JSON.stringify(profiles)]);
   return row;
 }
 

@@ -18,6 +18,8 @@ import { sql as apiKeys } from './0014_api_keys.js';
 import { sql as webhooks } from './0015_webhooks.js';
 import { sql as oidcIdentities } from './0016_oidc_identities.js';
 import { sql as runTriggeredBy } from './0017_run_triggered_by.js';
+import { sql as profiles } from './0023_profiles.js';
+import { sql as webhookProfiles } from './0024_webhook_profiles.js';
 
 interface Migration {
   version: number;
@@ -44,6 +46,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: '0015_webhooks', sql: webhooks },
   { version: 16, name: '0016_oidc_identities', sql: oidcIdentities },
   { version: 17, name: '0017_run_triggered_by', sql: runTriggeredBy },
+  { version: 23, name: '0023_profiles', sql: profiles },
+  { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -112,6 +112,31 @@ steps:
   });
 });
 
+describe('a mail step to a server that never answers', () => {
+  test('ends at its timeout_sec, and at once on stop', async () => {
+    const silent = createServer((socket) => socket.on('error', () => undefined));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as AddressInfo).port;
+    try {
+      const yaml = (extra: string): string => `smtp: {host: 127.0.0.1, port: ${silentPort}}\nsteps:\n  - {name: m, type: mail, ${extra}config: {to: a@example.com, from: b@example.com}}\n`;
+      const started = Date.now();
+      const timed = await runYaml(yaml('timeout_sec: 1, '));
+      assert.equal(nodeOf(timed, 'm').status, NodeStatus.Failed);
+      assert.ok(Date.now() - started < 5000);
+      const run = startYaml(yaml(''));
+      await run.reporter.waitFor((snap) => snap.nodes[0]?.status === NodeStatus.Running);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stoppedAt = Date.now();
+      run.handle.stop();
+      assert.equal((await run.result).status, RunStatus.Aborted);
+      assert.ok(Date.now() - stoppedAt < 2000);
+    } finally {
+      silent.closeAllConnections?.();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
 describe('notifications', () => {
   test('a failed run mails error_mail with its prefix, a summary and the attached logs', async () => {
     const result = await runYaml(`

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Dag, Step, StepType } from '../model/dag.js';
 import type { Issues } from './issues.js';
 import { isRecord, str } from './fields.js';
-import { splitCommandLine } from './command-line.js';
+import { splitShellWords } from '../params/shell-words.js';
 
 /**
  * What the contract says the `command` and `config` of typed steps may be, checked when the
@@ -211,7 +211,7 @@ function checkS3Fields(step: Step, path: string, issues: Issues): void {
   const require = (field: string, why: string): void => {
     if (!given(config[field])) issues.add(`${path}.${field}`, `is required: ${why}`);
   };
-  if (command === undefined || !['upload', 'download', 'list', 'delete'].includes(command)) return;
+  if (step.commands.length !== 1 || command === undefined || !['upload', 'download', 'list', 'delete'].includes(command)) return;
   require('bucket', `s3 ${command} names its bucket`);
   if (command === 'upload') require('source', 'upload reads a local file (or, with recursive, a directory)');
   if (command === 'download') require('destination', 'download writes to a local path');
@@ -260,8 +260,9 @@ function checkRedisStep(step: Step, defaults: Record<string, unknown>, path: str
 }
 
 function redisCommandProblem(command: string): string | undefined {
-  const words = splitCommandLine(command);
-  if (typeof words === 'string') return words;
+  // Quoted words as in a shell (`SET k "a b"`), but nothing is expanded: the words go to the server.
+  const words = splitShellWords(command);
+  if (words === undefined) return 'unbalanced quote';
   const [name] = words;
   if (name === undefined) return 'must not be empty';
   return hasReference(name) || /^[A-Za-z][A-Za-z0-9_.|-]*$/.test(name) ? undefined : `"${name}" is not a redis command name`;

@@ -1,6 +1,6 @@
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { z } from 'zod';
-import { splitCommandLine, toError } from '@trellis/core';
+import { splitShellWords, toError } from '@trellis/core';
 import { failWith, flag, issuesOf, nonNegativeInt, portNumber, secondsToMs } from './service-config.js';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
 
@@ -83,8 +83,8 @@ function commandsOf(ctx: StepExecutionContext, settings: RedisSettings): string[
   if (lines.length === 0) return 'a redis step runs a command such as "GET key" (or config.pipeline)';
   const out: string[][] = [];
   for (const line of lines) {
-    const words = typeof line === 'string' ? splitCommandLine(line) : line;
-    if (typeof words === 'string') return `${words} in "${typeof line === 'string' ? line : ''}"`;
+    const words = typeof line === 'string' ? splitShellWords(line) : line;
+    if (words === undefined) return `unbalanced quote in "${String(line)}"`;
     if (words.length === 0) return 'empty redis command';
     out.push(words);
   }

@@ -83,17 +83,22 @@ async function upload(call: S3Call): Promise<StepExecutionResult | undefined> {
   return undefined;
 }
 
-/** Objects under a prefix, page by page, up to `limit`. */
-async function listObjects(call: S3Call, prefix: string, limit: number): Promise<_Object[]> {
+/** Objects under a prefix (and, with a delimiter, the "folders" one level down), page by page, up to `limit` entries in all. */
+async function listObjects(call: S3Call, prefix: string, limit: number, delimiter?: string): Promise<{ objects: _Object[]; prefixes: string[] }> {
   const { sdk, client, settings, ctx } = call;
   const objects: _Object[] = [];
+  const prefixes: string[] = [];
   let token: string | undefined;
   do {
-    const page = await client.send(new sdk.ListObjectsV2Command({ Bucket: settings.bucket, Prefix: prefix, MaxKeys: Math.min(1000, limit - objects.length), ...(token !== undefined ? { ContinuationToken: token } : {}) }), { abortSignal: ctx.signal });
+    const page = await client.send(
+      new sdk.ListObjectsV2Command({ Bucket: settings.bucket, Prefix: prefix, MaxKeys: Math.min(1000, limit - objects.length - prefixes.length), ...(delimiter !== undefined ? { Delimiter: delimiter } : {}), ...(token !== undefined ? { ContinuationToken: token } : {}) }),
+      { abortSignal: ctx.signal },
+    );
     objects.push(...(page.Contents ?? []));
+    for (const p of page.CommonPrefixes ?? []) if (p.Prefix !== undefined) prefixes.push(p.Prefix);
     token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
-  } while (token !== undefined && objects.length < limit);
-  return objects;
+  } while (token !== undefined && objects.length + prefixes.length < limit);
+  return { objects, prefixes };
 }
 
 /** A key's local path under the destination; a key that would climb out of it is refused. */
@@ -123,7 +128,7 @@ async function download(call: S3Call): Promise<StepExecutionResult | undefined> 
     const intoDir = settings.destination.endsWith('/') || (await isDirectory(destination));
     return void (await getFile(call, settings.key, intoDir ? join(destination, settings.key.split('/').pop() ?? settings.key) : destination));
   }
-  for (const object of await listObjects(call, settings.prefix, settings.max_keys ?? Infinity)) {
+  for (const object of (await listObjects(call, settings.prefix, settings.max_keys ?? Infinity)).objects) {
     const key = object.Key ?? '';
     if (key.endsWith('/')) continue; // a "folder" marker holds no file
     const path = localPathOf(destination, key.slice(settings.prefix.length));
@@ -135,21 +140,10 @@ async function download(call: S3Call): Promise<StepExecutionResult | undefined> 
 
 /** One JSON document: the objects (and, unless recursive, the "folders" one level down). */
 async function list(call: S3Call): Promise<undefined> {
-  const { sdk, client, settings, ctx } = call;
-  const limit = settings.max_keys ?? Infinity;
-  const objects: Array<{ key: string; size: number; last_modified: string; storage_class?: string }> = [];
-  const prefixes: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await client.send(
-      new sdk.ListObjectsV2Command({ Bucket: settings.bucket, Prefix: settings.prefix, MaxKeys: Math.min(1000, limit - objects.length - prefixes.length), ...(settings.recursive ? {} : { Delimiter: '/' }), ...(token !== undefined ? { ContinuationToken: token } : {}) }),
-      { abortSignal: ctx.signal },
-    );
-    for (const o of page.Contents ?? []) objects.push({ key: o.Key ?? '', size: o.Size ?? 0, last_modified: o.LastModified?.toISOString() ?? '', ...(o.StorageClass !== undefined ? { storage_class: o.StorageClass } : {}) });
-    for (const p of page.CommonPrefixes ?? []) if (p.Prefix !== undefined) prefixes.push(p.Prefix);
-    token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
-  } while (token !== undefined && objects.length + prefixes.length < limit);
-  ctx.stdout.write(`${JSON.stringify({ bucket: settings.bucket, prefix: settings.prefix, objects, prefixes })}\n`);
+  const { settings, ctx } = call;
+  const found = await listObjects(call, settings.prefix, settings.max_keys ?? Infinity, settings.recursive ? undefined : '/');
+  const objects = found.objects.map((o) => ({ key: o.Key ?? '', size: o.Size ?? 0, last_modified: o.LastModified?.toISOString() ?? '', ...(o.StorageClass !== undefined ? { storage_class: o.StorageClass } : {}) }));
+  ctx.stdout.write(`${JSON.stringify({ bucket: settings.bucket, prefix: settings.prefix, objects, prefixes: found.prefixes })}\n`);
   return undefined;
 }
 
@@ -160,7 +154,7 @@ async function remove(call: S3Call): Promise<StepExecutionResult | undefined> {
     await client.send(new sdk.DeleteObjectCommand({ Bucket: settings.bucket, Key: settings.key }), { abortSignal: ctx.signal });
     return void ctx.stdout.write(`deleted ${uri(settings.bucket, settings.key)}\n`);
   }
-  const keys = (await listObjects(call, settings.prefix, settings.max_keys ?? Infinity)).map((o) => o.Key ?? '');
+  const keys = (await listObjects(call, settings.prefix, settings.max_keys ?? Infinity)).objects.map((o) => o.Key ?? '');
   for (let at = 0; at < keys.length; at += 1000) {
     const batch = keys.slice(at, at + 1000);
     const result = await client.send(new sdk.DeleteObjectsCommand({ Bucket: settings.bucket, Delete: { Objects: batch.map((Key) => ({ Key })) } }), { abortSignal: ctx.signal });

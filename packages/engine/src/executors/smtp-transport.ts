@@ -1,3 +1,4 @@
+import { connect, type Socket } from 'node:net';
 import { z } from 'zod';
 import { flag, issuesOf, portNumber, secondsToMs } from './service-config.js';
 
@@ -48,7 +49,24 @@ function defaultPort(smtp: SmtpSettings): number {
 export async function sendMail(smtp: SmtpSettings, mail: OutgoingMail, signal?: AbortSignal): Promise<string> {
   const { createTransport } = await import('nodemailer');
   const timeout = smtp.timeout ?? DEFAULT_TIMEOUT_MS;
+  // The transport's close() leaves a connection in use open, so the socket is made here: a stop destroys it rather than waiting for a silent server's timeout.
+  const sockets = new Set<Socket>();
   const transport = createTransport({
+    getSocket: (_options, callback) => {
+      const socket = connect({ host: smtp.host, port: smtp.port ?? defaultPort(smtp) });
+      sockets.add(socket);
+      const timer = setTimeout(() => socket.destroy(new Error(`connection timed out after ${timeout / 1000} s`)), timeout);
+      const onError = (error: Error): void => {
+        clearTimeout(timer);
+        callback(error, undefined);
+      };
+      socket.once('error', onError);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.off('error', onError);
+        callback(null, { connection: socket });
+      });
+    },
     host: smtp.host,
     port: smtp.port ?? defaultPort(smtp),
     secure: smtp.secure ?? false,
@@ -58,7 +76,9 @@ export async function sendMail(smtp: SmtpSettings, mail: OutgoingMail, signal?: 
     greetingTimeout: timeout,
     socketTimeout: timeout,
   });
-  const onAbort = (): void => transport.close();
+  const onAbort = (): void => {
+    for (const socket of sockets) socket.destroy(new Error('stopped'));
+  };
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
     const info = await transport.sendMail({
@@ -72,5 +92,6 @@ export async function sendMail(smtp: SmtpSettings, mail: OutgoingMail, signal?: 
   } finally {
     signal?.removeEventListener('abort', onAbort);
     transport.close();
+    for (const socket of sockets) socket.destroy();
   }
 }

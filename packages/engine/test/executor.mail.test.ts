@@ -1,7 +1,7 @@
 import { after, before, beforeEach, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
@@ -114,7 +114,8 @@ steps:
 
 describe('a mail step to a server that never answers', () => {
   test('ends at its timeout_sec, and at once on stop', async () => {
-    const silent = createServer((socket) => socket.on('error', () => undefined));
+    const accepted = new Set<Socket>();
+    const silent = createServer((socket) => accepted.add(socket.on('error', () => undefined)));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const silentPort = (silent.address() as AddressInfo).port;
     try {
@@ -131,7 +132,7 @@ describe('a mail step to a server that never answers', () => {
       assert.equal((await run.result).status, RunStatus.Aborted);
       assert.ok(Date.now() - stoppedAt < 2000);
     } finally {
-      silent.closeAllConnections?.();
+      for (const socket of accepted) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
     }
   });

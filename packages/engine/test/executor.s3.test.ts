@@ -1,11 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import S3rver from 's3rver';
-import { RunStatus } from '@trellis/core';
-import { cleanupRuns, nodeOf, readLog, runYaml, tempDir } from './support/run-yaml.js';
+import { NodeStatus, RunStatus } from '@trellis/core';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
 
 let server: S3rver;
 let endpoint = '';
@@ -100,5 +102,27 @@ describe('s3 steps against an S3-protocol server (s3rver)', () => {
     assert.match(nodeOf(result, 'no-bucket').error, /^list failed: .*bucket does not exist/i);
     assert.match(nodeOf(result, 'bad-key').error, /^list failed: .*Access Key Id you provided does not exist/);
     for (const node of result.snapshot.nodes) assert.doesNotMatch(readLog(node.stderr) + node.error, /S3RVER/);
+  });
+
+  test('a store that never answers: the step ends at its timeout_sec, and at once on stop', async () => {
+    const silent: Server = createServer(() => undefined);
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const hung = `endpoint: http://127.0.0.1:${(silent.address() as AddressInfo).port}, force_path_style: true, bucket: data`;
+    try {
+      const started = Date.now();
+      const timed = await runYaml(dag(`  - {name: ls, type: s3, command: list, timeout_sec: 1, config: {${hung}}}\n`));
+      assert.equal(nodeOf(timed, 'ls').status, NodeStatus.Failed);
+      assert.ok(Date.now() - started < 5000);
+      const run = startYaml(dag(`  - {name: ls, type: s3, command: list, config: {${hung}}}\n`));
+      await run.reporter.waitFor((snap) => snap.nodes[0]?.status === NodeStatus.Running);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stoppedAt = Date.now();
+      run.handle.stop();
+      assert.equal((await run.result).status, RunStatus.Aborted);
+      assert.ok(Date.now() - stoppedAt < 2000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });

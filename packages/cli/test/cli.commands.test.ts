@@ -70,7 +70,7 @@ describe('trellis command', () => {
     assert.match(bad.out, /cannot read missing\.yaml: ENOENT/);
   });
 
-  test('validate fails for ssh and container; mail settings are valid with a warning', async () => {
+  test('validate fails for ssh and container, and for mail settings that could not send', async () => {
     writeFileSync(join(dir, 'remote.yaml'), 'ssh: {host: build.internal}\nsteps:\n  - uname -a\n');
     writeFileSync(join(dir, 'boxed.yaml'), 'steps:\n  - {name: a, container: {image: alpine}, command: echo a}\n');
     writeFileSync(join(dir, 'mailer.yaml'), 'mail_on: {failure: true}\nsteps:\n  - echo a\n');
@@ -79,8 +79,10 @@ describe('trellis command', () => {
     assert.match(refused.out, /remote\.yaml: 1 problem\(s\)\n {2}- ssh: running steps over SSH is not available in this build/);
     assert.match(refused.out, /boxed\.yaml: 1 problem\(s\)\n {2}- steps\[0\]\.container: running a step in a container is not available in this build/);
     const mailer = await trellis('validate', 'mailer.yaml');
-    assert.equal(mailer.code, 0);
-    assert.equal(mailer.out, 'mailer.yaml: valid (1 steps)\n  warning: mail_on.failure: no mail will be sent: mail delivery is not available in this build\n');
+    assert.equal(mailer.code, 1);
+    assert.match(mailer.out, /mailer\.yaml: 2 problem\(s\)\n {2}- mail_on\.failure: needs error_mail \(from, to\) to send its mail\n/);
+    writeFileSync(join(dir, 'mailer.yaml'), 'mail_on: {failure: true}\nsmtp: {host: mail.local}\nerror_mail: {from: a@example.com, to: ops@example.com}\nsteps:\n  - echo a\n');
+    assert.equal((await trellis('validate', 'mailer.yaml')).out, 'mailer.yaml: valid (1 steps)\n');
   });
 
   test('dry shows resolved params and the steps without running anything', async () => {

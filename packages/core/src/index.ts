@@ -10,7 +10,7 @@ export { loadDag, parseBaseConfig, type BaseConfig, type LoadDagOptions } from '
 export * from './spec/limits.js';
 export { parseDuration } from './spec/duration.js';
 export { selectDag, type SelectedDag } from './spec/select.js';
-export { MAIL_UNAVAILABLE } from './spec/unsupported.js';
+export { REDIS_MODES, MAIL_CONTENT_TYPES } from './spec/step-config.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
 export * from './protocol/messages.js';

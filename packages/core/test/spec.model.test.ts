@@ -11,6 +11,8 @@ function load(text: string, fileName = 'test'): Dag {
 
 describe('defaults', () => {
   const dag = load(`
+smtp: {host: mail.example.com}
+error_mail: {from: trellis@example.com, to: ops@example.com}
 defaults:
   retry_policy: {limit: 2, interval_sec: 1, backoff: true}
   continue_on: {failure: true}

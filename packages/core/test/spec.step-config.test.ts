@@ -73,7 +73,20 @@ describe('redis: modes standalone, sentinel, cluster', () => {
   test('an unknown mode is an error in the step config and in the DAG-level redis', () => {
     assert.deepEqual(errorsOf('{name: r, type: redis, command: GET k, config: {mode: galaxy}}'), ['steps[0].config.mode: must be one of standalone, sentinel, cluster']);
     assert.deepEqual(loadDag('redis: {host: h, mode: ring}\nsteps:\n  - echo\n').errors, ['redis.mode: must be one of standalone, sentinel, cluster']);
-    assertValid('{name: r, type: redis, command: GET k, config: {mode: sentinel, host: h}}');
+    assertValid('{name: r, type: redis, command: GET k, config: {mode: sentinel, sentinel_master: primary, sentinel_addrs: ["h:26379"]}}');
+  });
+
+  test('a mode needs its servers, named once where the mode was set; commands are redis words', () => {
+    assert.deepEqual(errorsOf('{name: r, type: redis, command: GET k, config: {mode: sentinel, host: h}}', '{name: s, type: redis, config: {mode: cluster, cluster_addrs: [h7000]}}', '{name: t, type: redis, command: ["SET k \\"open", "9x"]}'), [
+      'steps[1].config.cluster_addrs[0]: must be host:port',
+      'steps[0].config.mode: sentinel mode needs sentinel_master and sentinel_addrs (in config or the DAG-level redis)',
+      'steps[1].command: is required: a redis step runs a command such as "GET key" (or config.pipeline)',
+      'steps[2].command[0]: unbalanced quote',
+      'steps[2].command[1]: "9x" is not a redis command name',
+    ]);
+    const dagLevel = loadDag('redis: {mode: cluster}\nsteps:\n  - {name: a, type: redis, command: PING}\n  - {name: b, type: redis, command: PING}\n  - {name: c, type: redis, command: PING, config: {cluster_addrs: ["h:7000"]}}\n');
+    assert.deepEqual(dagLevel.errors, ['redis.mode: cluster mode needs cluster_addrs (in config or the DAG-level redis)']);
+    assertValid('{name: p, type: redis, config: {pipeline: ["SET k \\"a b\\"", [HSET, h, f, 1]], transaction: true, db: 2, timeout: 5}}');
   });
 });
 
@@ -107,7 +120,11 @@ describe('http, jq, mail', () => {
   });
 
   test('mail: to, from, subject, message, contentType, attachments', () => {
-    assert.deepEqual(errorsOf('{name: m, type: mail, config: {to: 5, subject: hi, cc: x}}'), ['steps[0].config.to: must be a string or a list of strings', 'steps[0].config.cc: unknown field']);
-    assertValid('{name: m, type: mail, config: {to: [a@example.com], from: t@example.com, subject: s, message: m, contentType: text/html, attachments: out.txt}}');
+    assert.deepEqual(loadDag('smtp: {host: m}\nsteps:\n  - {name: m, type: mail, config: {to: 5, subject: hi, cc: x}}\n').errors, [
+      'steps[0].config.to: must be an address or a list of addresses',
+      'steps[0].config.from: is required',
+      'steps[0].config.cc: unknown field',
+    ]);
+    assert.deepEqual(loadDag('smtp: {host: m}\nsteps:\n  - {name: m, type: mail, config: {to: [a@example.com], from: t@example.com, subject: s, message: m, contentType: text/html, attachments: out.txt}}\n').errors, []);
   });
 });

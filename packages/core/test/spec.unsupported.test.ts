@@ -6,7 +6,6 @@ const SSH_REFUSED = "ssh: running steps over SSH is not available in this build;
 const CONTAINER_REFUSED = "container: running steps in a container is not available in this build; remove it to run the steps on the worker's own host";
 const stepContainerRefused = (path: string): string =>
   `${path}.container: running a step in a container is not available in this build; remove it to run the step on the worker's own host`;
-const noMail = (path: string): string => `${path}: no mail will be sent: mail delivery is not available in this build`;
 
 describe('placements this build cannot honour fail validation', () => {
   test('DAG-level ssh', () => {
@@ -49,54 +48,5 @@ handler_on:
 
   test('a base configuration with ssh is refused', () => {
     assert.deepEqual(parseBaseConfig('ssh: {host: h}\n').errors, [SSH_REFUSED]);
-  });
-});
-
-describe('mail settings are valid but warned about', () => {
-  test('every mail setting is named; the DAG stays valid', () => {
-    const result = loadDag(`
-mail_on: {success: false, failure: true, wait: true}
-error_mail: {to: ops@example.com}
-info_mail: {to: team@example.com}
-wait_mail: {to: approver@example.com}
-smtp: {host: mail.local, port: 25}
-steps:
-  - name: a
-    command: echo a
-    mail_on_error: true
-  - name: b
-    command: echo b
-handler_on:
-  failure: {command: echo f, mail_on_error: true}
-`);
-    assert.deepEqual(result.errors, []);
-    assert.ok(result.dag);
-    assert.deepEqual(result.warnings, [
-      noMail('mail_on.failure'),
-      noMail('mail_on.wait'),
-      noMail('error_mail'),
-      noMail('info_mail'),
-      noMail('wait_mail'),
-      noMail('smtp'),
-      noMail('handler_on.failure.mail_on_error'),
-      noMail('steps[0].mail_on_error'),
-    ]);
-  });
-
-  test('mail_on_error from defaults is named once, at defaults', () => {
-    const result = loadDag('defaults: {mail_on_error: true}\nsteps:\n  - echo a\n  - echo b\n');
-    assert.deepEqual(result.warnings, [noMail('defaults.mail_on_error')]);
-    assert.equal(result.dag?.steps.every((s) => s.mailOnError), true);
-  });
-
-  test('a local DAG\'s warnings carry its name; a DAG without mail settings has none', () => {
-    const result = loadDag('steps:\n  - echo main\n---\nname: notify\nmail_on: {failure: true}\nsteps:\n  - echo x\n');
-    assert.deepEqual(result.warnings, [`local DAG notify: ${noMail('mail_on.failure')}`]);
-    assert.deepEqual(loadDag('mail_on: {failure: false}\nsteps:\n  - echo a\n').warnings, []);
-  });
-
-  test('an invalid DAG still reports its warnings', () => {
-    const result = loadDag('smtp: {host: m}\nssh: {host: h}\nsteps:\n  - echo a\n');
-    assert.deepEqual([result.errors, result.warnings], [[SSH_REFUSED], [noMail('smtp')]]);
   });
 });

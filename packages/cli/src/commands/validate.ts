@@ -18,7 +18,7 @@ export function addValidateCommand(program: Command): void {
   program
     .command('validate <file...>')
     .summary('check DAG definition files')
-    .description('Checks DAG definition files and prints every problem, each naming its field (steps[2].retry_policy.limit: must be a non-negative integer). Warnings (settings that are valid but will not take effect, such as mail settings in a build without mail delivery) are printed too; they do not make a file invalid.')
+    .description('Checks DAG definition files and prints every problem, each naming its field (steps[2].retry_policy.limit: must be a non-negative integer). Warnings (settings that are valid but will not take effect) are printed too; they do not make a file invalid.')
     .addHelpText('after', '\nExit status: 0 when every file is valid, 1 when any is invalid, 2 for a usage error.\n')
     .action(exitWith(validateCommand));
 }

@@ -173,7 +173,7 @@ export interface SecretRef {
 }
 
 export interface MailConfig {
-  from?: string;
+  from: string;
   to: string[];
   prefix?: string;
   attachLogs: boolean;

@@ -9,8 +9,9 @@ import { describeType } from './issues.js';
 import { bool, int, isRecord, nonNegInt, parseEnv, parsePreconditions, parseShell, parseWorkerSelector, posInt, record, str, stringList } from './fields.js';
 import { DEFAULTS_KEYS, applyDefaults, parseStep, type StepContext } from './step.js';
 import { linkSteps } from './graph.js';
-import { refuseRemoteDagPlacement, warnUnsentMail } from './unsupported.js';
-import { checkDagServiceConfig } from './step-config.js';
+import { refuseRemoteDagPlacement } from './unsupported.js';
+import { checkMailSettings } from './mail-settings.js';
+import { checkDagServiceConfig, checkServiceSteps } from './step-config.js';
 
 export const ROOT_KEYS = new Set([
   'name', 'description', 'group', 'labels', 'tags', 'type', 'schedule', 'skip_if_successful', 'restart_wait_sec',
@@ -31,9 +32,10 @@ const secretObject = z.strictObject({
   options: z.record(z.string(), z.string({ error: 'option values must be strings' })).optional(),
 });
 
+const address = z.string({ error: 'must be a string' }).min(1, 'must not be empty');
 const mailObject = z.strictObject({
-  from: str.optional(),
-  to: stringList.optional(),
+  from: address,
+  to: z.union([address, z.array(address).min(1, 'must name at least one recipient')], { error: 'must be an address or a list of addresses' }).transform((v) => (Array.isArray(v) ? v : [v])),
   prefix: str.optional(),
   attach_logs: bool.optional(),
 });
@@ -83,8 +85,7 @@ function mailOf(raw: unknown, path: string, issues: Issues): MailConfig | undefi
   if (raw === undefined || raw === null) return undefined;
   const value = issues.check(mailObject, raw, path);
   if (value === undefined) return undefined;
-  const mail: MailConfig = { to: value.to ?? [], attachLogs: value.attach_logs ?? false };
-  if (value.from !== undefined) mail.from = value.from;
+  const mail: MailConfig = { from: value.from, to: value.to, attachLogs: value.attach_logs ?? false };
   if (value.prefix !== undefined) mail.prefix = value.prefix;
   return mail;
 }
@@ -241,7 +242,8 @@ export function normalizeDag(raw: Record<string, unknown>, fallbackName: string,
   dag.steps = entries.map((entry, i) => parseStep(applyDefaults(entry.raw, defaults), names[i] ?? `step_${i + 1}`, `steps[${i}]`, ctx));
   linkSteps(dag, issues);
   refuseRemoteDagPlacement(dag, issues);
-  warnUnsentMail({ dag, defaultsMailOnError: defaults?.mail_on_error === true, stepPaths: ownMailOnError(entries, raw.handler_on) }, issues);
+  checkServiceSteps(dag, issues);
+  checkMailSettings({ dag, defaultsMailOnError: defaults?.mail_on_error === true, stepPaths: ownMailOnError(entries, raw.handler_on) }, issues);
   return dag;
 }
 

@@ -5,11 +5,7 @@ import type { Issues } from './issues.js';
  * Settings the spec accepts that this build cannot carry out. Where a DAG asks its steps to run
  * somewhere else (over SSH, in a container), running them on the worker's own host instead
  * would report success for work not done where it was asked, so such definitions are invalid.
- * Mail settings only lose a notification: they stay valid and are warned about, and the run log
- * says when a mail was not sent (see the engine's runner).
  */
-
-export const MAIL_UNAVAILABLE = 'mail delivery is not available in this build';
 
 const ELSEWHERE = "remove it to run the steps on the worker's own host";
 
@@ -22,25 +18,4 @@ export function refuseRemoteDagPlacement(dag: Dag, issues: Issues): void {
 /** Step-level `container` (handlers too): refused for the same reason. */
 export function refuseStepContainer(step: Step, path: string, issues: Issues): void {
   if (step.container !== undefined) issues.add(`${path}.container`, "running a step in a container is not available in this build; remove it to run the step on the worker's own host");
-}
-
-/** The settings that ask for mail, as written; `mail_on_error` only where the step or `defaults` set it. */
-export interface MailRequests {
-  dag: Dag;
-  /** `defaults.mail_on_error: true`. */
-  defaultsMailOnError: boolean;
-  /** Paths of steps and handlers whose own spec sets `mail_on_error: true`. */
-  stepPaths: string[];
-}
-
-export function warnUnsentMail(requests: MailRequests, issues: Issues): void {
-  const { dag } = requests;
-  const warn = (path: string): void => issues.warn(path, `no mail will be sent: ${MAIL_UNAVAILABLE}`);
-  for (const kind of ['success', 'failure', 'wait'] as const) if (dag.mailOn[kind]) warn(`mail_on.${kind}`);
-  if (dag.errorMail !== undefined) warn('error_mail');
-  if (dag.infoMail !== undefined) warn('info_mail');
-  if (dag.waitMail !== undefined) warn('wait_mail');
-  if (dag.smtp !== undefined) warn('smtp');
-  if (requests.defaultsMailOnError) warn('defaults.mail_on_error');
-  for (const path of requests.stepPaths) warn(`${path}.mail_on_error`);
 }

@@ -5,13 +5,16 @@ import { shellExecutor } from './shell.js';
 /**
  * One module per step type; a type without a module fails its step with a clear message.
  * Only the shell executor is loaded up front: the others pull in sizeable libraries (an HTTP
- * client, jq compiled to WebAssembly, archive codecs) that a host running shell steps would
+ * client, jq compiled to WebAssembly, archive codecs, mail, Redis and S3 clients) that a host running shell steps would
  * otherwise keep in memory, and every fork of that host copies its page tables.
  */
 const loaders = new Map<StepType, () => Promise<StepExecutor>>([
   ['http', async () => (await import('./http.js')).httpExecutor],
   ['jq', async () => (await import('./jq.js')).jqExecutor],
   ['archive', async () => (await import('./archive.js')).archiveExecutor],
+  ['mail', async () => (await import('./mail.js')).mailExecutor],
+  ['redis', async () => (await import('./redis.js')).redisExecutor],
+  ['s3', async () => (await import('./s3.js')).s3Executor],
 ]);
 
 function unavailable(type: StepType): StepExecutor {

@@ -31,6 +31,8 @@ export interface StepExecutionContext {
   files?: DirectLogFiles;
   /** Starts the step's processes; default: spawned by this process. */
   launch?: ProcessLauncher;
+  /** The DAG-level settings of the step's type, expanded: `redis` for redis steps, `smtp` for mail steps. */
+  dagDefaults?: Record<string, unknown>;
 }
 
 export interface StopRequest {

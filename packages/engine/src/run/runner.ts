@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import {
   BadRequestError,
   toError,
-  MAIL_UNAVAILABLE,
   NodeStatus,
   RunStatus,
   confinedPath,
@@ -26,6 +25,7 @@ import type { RunHost } from './run-host.js';
 import { StepExecution } from './step-execution.js';
 import { SubDags } from './sub-dags.js';
 import { sleep } from './sleep.js';
+import { MailNotices, type RunSummary } from './mail-notices.js';
 
 /** An approval or rejection the run cannot take: missing inputs, or a step not waiting. */
 export class ApprovalError extends BadRequestError {}
@@ -69,6 +69,9 @@ export class DagRunner implements RunHandle {
   private readonly env: RunEnvironment;
   private readonly steps: StepExecution;
   private readonly subDags: SubDags;
+  private readonly notices: MailNotices;
+  /** Notices sent while the run goes on (a wait); the run ends after them. */
+  private readonly pendingNotices = new Set<Promise<void>>();
   private runLog: RunLogFile | undefined;
   private status: RunStatus = RunStatus.NotStarted;
   private startedAt = '';
@@ -99,6 +102,12 @@ export class DagRunner implements RunHandle {
     const host = this.host();
     this.steps = new StepExecution(host);
     this.subDags = new SubDags(host);
+    this.notices = new MailNotices({
+      dag: this.dag,
+      smtp: () => (this.dag.smtp === undefined ? undefined : (this.env.expandDeepWith(this.dag.smtp, (text) => this.env.expand(text)) as Record<string, unknown>)),
+      mask: (text) => this.env.masker.mask(text),
+      log: (message) => this.log(message),
+    });
     this.done = this.run();
   }
 
@@ -251,8 +260,8 @@ export class DagRunner implements RunHandle {
     await this.runHandler('exit');
     this.finishedAt = new Date().toISOString();
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
-    if (this.dag.mailOn.success && (this.status === RunStatus.Success || this.status === RunStatus.PartialSuccess)) this.logUnsentMail('the successful run', 'mail_on.success');
-    if (this.dag.mailOn.failure && this.status === RunStatus.Failed) this.logUnsentMail('the failed run', 'mail_on.failure');
+    await Promise.all(this.pendingNotices);
+    await this.notices.runEnded(this.summary());
     const outputs = this.collectOutputs();
     this.options.reporter.onOutputs(outputs);
     this.runLog?.close();
@@ -303,13 +312,12 @@ export class DagRunner implements RunHandle {
     this.runLog?.append(`${new Date().toISOString()} ${this.env.masker.mask(message)}\n`);
   }
 
-  /** Where a mail setting asked for a mail, the log says none went out rather than staying silent. */
-  private logUnsentMail(occasion: string, setting: string): void {
-    this.log(`no mail was sent for ${occasion} (${setting}): ${MAIL_UNAVAILABLE}`);
+  private summary(): RunSummary {
+    return { dagRunId: this.options.identity.dagRunId, status: this.status, startedAt: this.startedAt, finishedAt: this.finishedAt, error: this.env.masker.mask(this.error), nodes: this.nodes, runLogPath: this.runLogPath };
   }
 
-  private logUnsentStepMail(node: NodeState): void {
-    if (node.step.mailOnError && node.status === NodeStatus.Failed) this.logUnsentMail(`the failure of step "${node.step.name}"`, `mail_on_error of step "${node.step.name}"`);
+  private async noticeStepFailure(node: NodeState): Promise<void> {
+    if (node.step.mailOnError && node.status === NodeStatus.Failed) await this.notices.stepFailed(node, this.options.identity);
   }
 
   private emit(): void {
@@ -385,10 +393,15 @@ export class DagRunner implements RunHandle {
     if (waiting && this.running() === 0 && this.status === RunStatus.Running) {
       this.status = RunStatus.Waiting;
       this.log('waiting for approval');
-      if (this.dag.mailOn.wait) this.logUnsentMail('the wait for approval', 'mail_on.wait');
+      if (this.dag.mailOn.wait) this.track(this.notices.waiting(this.summary(), this.nodes.filter((n) => n.waiting).map((n) => n.step.name)));
       this.emit();
       this.waitHandler ??= this.runHandler('wait');
     }
+  }
+
+  private track(notice: Promise<void>): void {
+    this.pendingNotices.add(notice);
+    void notice.finally(() => this.pendingNotices.delete(notice));
   }
 
   // ---- one node -----------------------------------------------------------------------------
@@ -408,7 +421,7 @@ export class DagRunner implements RunHandle {
       node.finish(NodeStatus.Failed, toError(error).message);
     }
     if (!node.waiting) this.log(`step "${node.step.name}" finished: ${node.snapshot().statusLabel}${node.error !== '' ? ` (${node.error})` : ''}`);
-    this.logUnsentStepMail(node);
+    await this.noticeStepFailure(node);
     this.emit();
   }
 
@@ -447,7 +460,7 @@ export class DagRunner implements RunHandle {
       node.finish(NodeStatus.Failed, toError(error).message);
     }
     this.log(`handler ${kind} finished: ${node.snapshot().statusLabel}`);
-    this.logUnsentStepMail(node);
+    await this.noticeStepFailure(node);
     this.emit();
     return node.status === NodeStatus.Success;
   }

@@ -134,6 +134,7 @@ export class StepExecution {
         stopSignal: step.signalOnStop as NodeJS.Signals,
         killAfterMs: options.dag.maxCleanUpTimeSec * 1000,
         positionalParams: this.host.env.positional,
+        ...this.dagDefaultsOf(step),
       });
     } catch (error) {
       result = { exitCode: 1, error: toError(error).message };
@@ -143,6 +144,14 @@ export class StepExecution {
     }
     const reason = (controller.signal.reason as StopRequest | undefined)?.kind;
     return { ...result, stopped: result.stopped === true || controller.signal.aborted, timedOut: reason === 'step-timeout' };
+  }
+
+  /** Typed steps that talk to a service start from the DAG's settings for it, with `${...}` expanded when the step runs. */
+  private dagDefaultsOf(step: Step): Pick<StepExecutionContext, 'dagDefaults'> {
+    const dag = this.host.options.dag;
+    const defaults = step.type === 'redis' ? dag.redis : step.type === 'mail' ? dag.smtp : undefined;
+    if (defaults === undefined) return {};
+    return { dagDefaults: this.host.env.expandDeepWith(defaults, (text) => this.host.env.expand(text)) as Record<string, unknown> };
   }
 
   /**

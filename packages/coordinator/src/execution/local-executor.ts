@@ -108,7 +108,7 @@ export class LocalExecutor {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
     }
-    const reporter = new PersistingReporter(this.deps.db, run.id, this.deps.logger);
+    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger);
     const handle = runDag({
       dag: picked.dag,
       localDags: picked.localDags,

@@ -1,0 +1,112 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStatus } from '@trellis/core';
+import {
+  appendLogChunks, getLogStream, insertRun, logPiecesBefore, logPiecesFrom, MAX_LOG_PIECE, pieceOfLine, purgeHistory, updateRunStatus,
+  type Db, type LogStreamRef, type RunRecord,
+} from '@trellis/store';
+import { openTestDb } from '@trellis/store/testing';
+
+let db: Db;
+let second: (() => Promise<Db>) | undefined;
+let cleanup: () => Promise<void>;
+
+before(async () => {
+  ({ db, cleanup, second } = await openTestDb('run_logs'));
+});
+after(async () => cleanup());
+
+async function newRun(dagRunId: string): Promise<RunRecord> {
+  return insertRun(db, {
+    dagName: 'logs', dagRunId, fileName: 'logs', attemptId: 'a1', status: RunStatus.Running, params: '[]', queueName: 'logs',
+    logFile: `/var/log/logs/${dagRunId}.1/run.log`, specYaml: 'steps: [echo]', labels: [], trigger: 'manual',
+    triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false,
+  });
+}
+
+/** The whole stored stream, read back piece by piece. */
+async function storedText(ref: LogStreamRef): Promise<string> {
+  const pieces = await logPiecesFrom(db, ref, 0, 100_000);
+  let expected = 0;
+  for (const p of pieces) {
+    assert.equal(p.offset, expected, 'pieces are contiguous');
+    expected += p.data.length;
+  }
+  return Buffer.concat(pieces.map((p) => p.data)).toString('utf8');
+}
+
+describe('run logs in the database', () => {
+  test('resends and overlaps keep one copy of each byte; a gap is refused, never stored', async () => {
+    const run = await newRun('dedupe');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'step.out' };
+    const text = 'one\ntwo\nthree\nfour\n';
+    assert.deepEqual(await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }]), { stored: 6, refused: [] });
+    // The same chunk again (a worker's resend after a lost answer), then one overlapping it.
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }])).stored, 0);
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 4, data: Buffer.from(text.slice(4, 12)) }])).stored, 6);
+    const gap = await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 14, data: Buffer.from(text.slice(14)) }]);
+    assert.deepEqual(gap, { stored: 0, refused: [{ stream: 'step.out', offset: 14, expected: 12 }] });
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 12, data: Buffer.from(text.slice(12)) }]);
+    assert.equal(await storedText(ref), text);
+    assert.deepEqual(await getLogStream(db, ref), { size: text.length, newlines: 4, endsWithNewline: true });
+    // Streams and attempts are apart: another attempt's log of the same name starts empty.
+    assert.equal(await getLogStream(db, { ...ref, attemptId: 'a2' }), undefined);
+  });
+
+  test('large chunks are stored in bounded pieces with a line index that finds any line', async () => {
+    const run = await newRun('pieces');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
+    const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${'x'.repeat(i % 40)}`);
+    const data = Buffer.from(lines.join('\n'));
+    // Odd chunk sizes, so lines span chunks and pieces.
+    const chunks = [];
+    for (let at = 0, size = 700_001; at < data.length; at += size, size = 333_333) chunks.push({ stream: 'run.log', offset: at, data: data.subarray(at, at + size) });
+    await appendLogChunks(db, run.id, 'a1', chunks);
+    const pieces = await logPiecesFrom(db, ref, 0, 1000);
+    assert.ok(pieces.every((p) => p.data.length <= MAX_LOG_PIECE));
+    assert.equal(Buffer.concat(pieces.map((p) => p.data)).toString(), lines.join('\n'));
+    assert.deepEqual(await getLogStream(db, ref), { size: data.length, newlines: 59_999, endsWithNewline: false });
+    for (const line of [0, 1, 12_345, 59_999]) {
+      const at = await pieceOfLine(db, ref, line);
+      const start = line === 0 ? 0 : nthNewline(data, line) + 1;
+      const pieceHolding = pieces.find((p) => p.offset <= start && start <= p.offset + p.data.length);
+      assert.ok(at.offset <= start && pieceHolding !== undefined, `line ${line}`);
+      assert.equal(at.linesBefore, countNewlines(data.subarray(0, at.offset)));
+    }
+    const last = await logPiecesBefore(db, ref, data.length, 1);
+    assert.equal(last[0]?.offset, pieces.at(-1)?.offset);
+  });
+
+  test('two sessions storing the same resend at once keep one copy', async () => {
+    // On PostgreSQL a second pool (another coordinator); PGlite has one session, which serialises them.
+    const other = second !== undefined ? await second() : db;
+    const run = await newRun('race');
+    const data = Buffer.from('a\nb\nc\n'.repeat(50_000));
+    const chunk = { stream: 'run.log', offset: 0, data };
+    const results = await Promise.all([appendLogChunks(db, run.id, 'a1', [chunk]), appendLogChunks(other, run.id, 'a1', [chunk])]);
+    assert.deepEqual(results.map((r) => r.stored).sort(), [0, data.length]);
+    assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'run.log' }), data.toString());
+  });
+
+  test('retention removes a run with its stored logs', async () => {
+    const run = await newRun('old');
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('bye\n') }]);
+    await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, finishedAt: new Date() });
+    await db.query(`UPDATE runs SET created_at = now() - interval '40 days' WHERE id = $1`, [run.id]);
+    await purgeHistory(db, 'logs', 30, new Date());
+    const left = await db.query<{ n: number }>('SELECT (SELECT count(*) FROM run_log_chunks WHERE run_id = $1)::int + (SELECT count(*) FROM run_log_streams WHERE run_id = $1)::int AS n', [run.id]);
+    assert.equal(left[0]?.n, 0);
+  });
+});
+
+function nthNewline(data: Buffer, n: number): number {
+  let at = -1;
+  for (let i = 0; i < n; i += 1) at = data.indexOf(0x0a, at + 1);
+  return at;
+}
+
+function countNewlines(data: Buffer): number {
+  let count = 0;
+  for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) count += 1;
+  return count;
+}

@@ -4,6 +4,7 @@ import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { persistSnapshot } from './snapshot-store.js';
 import { attemptLogDir } from '../logs/log-streams.js';
+import type { LogFollowers } from '../logs/log-followers.js';
 
 const BATCH_WINDOW_MS = 15;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -26,6 +27,7 @@ export class PersistingReporter implements RunReporter {
     private readonly db: Db,
     private readonly run: Pick<RunRecord, 'id' | 'attemptId' | 'logFile'>,
     private readonly logger: Logger,
+    private readonly followers: Pick<LogFollowers, 'appended'>,
   ) {
     this.runDir = attemptLogDir(run);
   }
@@ -84,7 +86,8 @@ export class PersistingReporter implements RunReporter {
     if (chunks.length === 0) return;
     this.logs = [];
     try {
-      const { refused } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
+      const { stored, refused } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
+      if (stored > 0) this.followers.appended(this.run.id);
       // Only after an earlier write failed: the stored log stops there rather than holding a hole.
       if (refused.length > 0) this.logger.warn('log chunks past the stored end were not stored', { runId: this.run.id, refused });
     } catch (error) {

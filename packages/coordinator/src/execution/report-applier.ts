@@ -3,6 +3,7 @@ import type { RunOutputs, RunSnapshot } from '@trellis/engine';
 import { advanceReportSeq, appendLogChunks, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from './snapshot-store.js';
 import type { RunObserver } from './run-observer.js';
+import type { LogFollowers } from '../logs/log-followers.js';
 import { attemptLogDir, placeSnapshot, workerStreamName } from '../logs/log-streams.js';
 
 export interface ReportOutcome {
@@ -53,6 +54,8 @@ export class ReportApplier {
     private readonly observer: RunObserver,
     /** How long after its last heartbeat a worker's cached attempts are still trusted. */
     private readonly trustMs: number,
+    /** Told when a run's log chunks are stored, so its followers here read them at once. */
+    private readonly followers: Pick<LogFollowers, 'appended'>,
   ) {}
 
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
@@ -127,7 +130,8 @@ export class ReportApplier {
       const stream = event.body === 'log' && event.log != null ? workerStreamName(runDir, event.log.stream) : undefined;
       return stream !== undefined && event.log != null ? [{ stream, offset: Number(event.log.offset), data: event.log.data }] : [];
     });
-    await appendLogChunks(this.db, run.id, run.attemptId, chunks);
+    const { stored } = await appendLogChunks(this.db, run.id, run.attemptId, chunks);
+    if (stored > 0) this.followers.appended(run.id);
   }
 
   private refuse(key: string): ReportOutcome {

@@ -13,6 +13,7 @@ import { RunService } from '../runs/run-service.js';
 import { RunQueries } from '../runs/run-queries.js';
 import { SubRuns } from '../runs/sub-runs.js';
 import { RunEventHub } from '../runs/run-event-hub.js';
+import { LogFollowers } from '../logs/log-followers.js';
 import { RemoteWorkers } from '../workers/remote-workers.js';
 import { WorkerRegistry } from '../workers/worker-registry.js';
 import { Peers } from '../workers/peers.js';
@@ -53,6 +54,8 @@ export interface CoordinatorParts {
   leadership: SchedulerLeadership;
   scheduler: Scheduler;
   runEvents: RunEventHub;
+  /** Followers of run logs, woken when chunks are stored here or (NOTIFY) elsewhere. */
+  logFollowers: LogFollowers;
   resources: ResourceHistory;
   apiKeys: ApiKeyService;
   webhooks: WebhookService;
@@ -94,8 +97,10 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     dagCount: () => index.all().length,
     schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
   });
+  const logFollowers = new LogFollowers(db, logger);
   const executor = new LocalExecutor({
     db,
+    logFollowers,
     logger,
     logDir: config.logDir,
     dagsDir: config.dagsDir,
@@ -147,6 +152,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     leadership,
     scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone }),
     runEvents: new RunEventHub(db, logger),
+    logFollowers,
     resources: new ResourceHistory(config.dataDir, logger),
     apiKeys: new ApiKeyService({ db, logger }),
     webhooks: new WebhookService({
@@ -157,7 +163,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
         return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
       },
     }),
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers }) } : {}),
   };
 }
 
@@ -166,10 +172,10 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
-  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500);
+  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers);
   const workers = new RemoteWorkers({
     db,
     logger,

@@ -17,6 +17,14 @@ export type RunListFilter = RunFilter;
 /** What the outputs of a run that stored none read as: the contract's empty outputs document. */
 const NO_OUTPUTS = { metadata: { dagName: '', dagRunId: '', attemptId: '', status: '', completedAt: '0001-01-01T00:00:00Z', params: '' }, outputs: {} };
 
+/** A run's log, or a step's (or handler's) stdout or stderr. */
+export interface LogTarget {
+  step?: string;
+  stream: 'stdout' | 'stderr';
+}
+
+export const RUN_LOG: LogTarget = { stream: 'stdout' };
+
 interface NodeLogs {
   step?: { name?: string };
   stdout?: string;
@@ -70,14 +78,20 @@ export class RunQueries {
 
   async log(name: string, dagRunId: string, window: LogWindow): Promise<LogPage> {
     const run = await this.resolve(name, dagRunId);
-    return this.page(logStreamOf(run, run.logFile), window);
+    return this.page(await this.logStream(run, RUN_LOG), window);
   }
 
   /** A page of a step's (or handler's) stdout or stderr. */
   async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', window: LogWindow): Promise<LogPage> {
     const run = await this.resolve(name, dagRunId);
-    const data = await this.loggedNode(run, stepName);
-    return this.page(logStreamOf(run, stream === 'stderr' ? data.stderr : data.stdout), window);
+    return this.page(await this.logStream(run, { step: stepName, stream }), window);
+  }
+
+  /** Where a log of the run's current attempt is stored; undefined while it has none (a node without output). */
+  async logStream(run: RunRecord, log: LogTarget): Promise<LogStreamRef | undefined> {
+    if (log.step === undefined) return logStreamOf(run, run.logFile);
+    const data = await this.loggedNode(run, log.step);
+    return logStreamOf(run, log.stream === 'stderr' ? data.stderr : data.stdout);
   }
 
   /** A page of a stored log; a node without a log of this attempt's has an empty one. */

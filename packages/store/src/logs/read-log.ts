@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { MAX_LOG_PIECE } from './append-log-chunks.js';
 
 /** One log of one attempt as stored: its size, its newlines, and whether its last byte is one. */
 export interface LogStreamInfo {
@@ -73,6 +74,16 @@ export async function logPiecesBefore(q: Queryable, ref: LogStreamRef, before: n
   const rows = await q.query<PieceRow>(
     `SELECT ${PIECE_COLUMNS} FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 AND byte_offset < $4 ORDER BY byte_offset DESC LIMIT $5`,
     [ref.runId, ref.attemptId, ref.stream, before, limit],
+  );
+  return rows.map(piece);
+}
+
+/** Up to `limit` pieces holding the bytes from `from` on, in order (the first may start before `from`). */
+export async function logPiecesCovering(q: Queryable, ref: LogStreamRef, from: number, limit: number): Promise<LogPiece[]> {
+  const rows = await q.query<PieceRow>(
+    `SELECT ${PIECE_COLUMNS} FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3
+       AND byte_offset > $4::bigint - $6::bigint AND byte_offset + length(data) > $4::bigint ORDER BY byte_offset LIMIT $5`,
+    [ref.runId, ref.attemptId, ref.stream, from, limit, MAX_LOG_PIECE],
   );
   return rows.map(piece);
 }

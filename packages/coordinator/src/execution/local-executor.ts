@@ -131,7 +131,6 @@ export class LocalExecutor {
       env: runEnv,
       maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
-      streamLogs: false,
       docsDir: this.deps.docsDir,
       envPassthrough: this.deps.envPassthrough,
       envPassthroughPrefixes: this.deps.envPassthroughPrefixes,

@@ -38,4 +38,4 @@ export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
 export { appendLogChunks, RUN_LOG_CHANNEL, MAX_LOG_PIECE, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
-export { getLogStream, pieceOfLine, logPiecesFrom, logPiecesBefore, logPiecesCovering, type LogStreamInfo, type LogPiece, type LogStreamRef } from './logs/read-log.js';
+export { logTail, logLineStart, logBytes, type LogStreamInfo, type LogStreamRef } from './logs/read-log.js';

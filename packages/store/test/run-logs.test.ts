@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  appendLogChunks, getLogStream, insertRun, logPiecesBefore, logPiecesFrom, MAX_LOG_PIECE, pieceOfLine, purgeHistory, updateRunStatus,
+  appendLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
   type Db, type LogStreamRef, type RunRecord,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -24,15 +24,22 @@ async function newRun(dagRunId: string): Promise<RunRecord> {
   });
 }
 
-/** The whole stored stream, read back piece by piece. */
-async function storedText(ref: LogStreamRef): Promise<string> {
-  const pieces = await logPiecesFrom(db, ref, 0, 100_000);
+/** The stored pieces of a stream, in order, checked to be contiguous. */
+async function pieces(ref: LogStreamRef): Promise<Array<{ offset: number; data: Buffer }>> {
+  const rows = await db.query<{ offset: string; data: Uint8Array }>(
+    'SELECT byte_offset::text AS offset, data FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 ORDER BY byte_offset',
+    [ref.runId, ref.attemptId, ref.stream],
+  );
   let expected = 0;
-  for (const p of pieces) {
-    assert.equal(p.offset, expected, 'pieces are contiguous');
-    expected += p.data.length;
-  }
-  return Buffer.concat(pieces.map((p) => p.data)).toString('utf8');
+  return rows.map((r) => {
+    assert.equal(Number(r.offset), expected, 'pieces are contiguous');
+    expected += r.data.length;
+    return { offset: Number(r.offset), data: Buffer.from(r.data) };
+  });
+}
+
+async function storedText(ref: LogStreamRef): Promise<string> {
+  return Buffer.concat((await pieces(ref)).map((p) => p.data)).toString('utf8');
 }
 
 describe('run logs in the database', () => {
@@ -48,9 +55,9 @@ describe('run logs in the database', () => {
     assert.deepEqual(gap, { stored: 0, refused: [{ stream: 'step.out', offset: 14, expected: 12 }] });
     await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 12, data: Buffer.from(text.slice(12)) }]);
     assert.equal(await storedText(ref), text);
-    assert.deepEqual(await getLogStream(db, ref), { size: text.length, newlines: 4, endsWithNewline: true });
+    assert.deepEqual(await logTail(db, ref, 5), { info: { size: text.length, newlines: 4, endsWithNewline: true }, bytes: Buffer.from('four\n') });
     // Streams and attempts are apart: another attempt's log of the same name starts empty.
-    assert.equal(await getLogStream(db, { ...ref, attemptId: 'a2' }), undefined);
+    assert.equal(await logTail(db, { ...ref, attemptId: 'a2' }, 5), undefined);
   });
 
   test('large chunks are stored in bounded pieces with a line index that finds any line', async () => {
@@ -62,19 +69,24 @@ describe('run logs in the database', () => {
     const chunks = [];
     for (let at = 0, size = 700_001; at < data.length; at += size, size = 333_333) chunks.push({ stream: 'run.log', offset: at, data: data.subarray(at, at + size) });
     await appendLogChunks(db, run.id, 'a1', chunks);
-    const pieces = await logPiecesFrom(db, ref, 0, 1000);
-    assert.ok(pieces.every((p) => p.data.length <= MAX_LOG_PIECE));
-    assert.equal(Buffer.concat(pieces.map((p) => p.data)).toString(), lines.join('\n'));
-    assert.deepEqual(await getLogStream(db, ref), { size: data.length, newlines: 59_999, endsWithNewline: false });
+    const stored = await pieces(ref);
+    assert.ok(stored.every((p) => p.data.length <= MAX_LOG_PIECE));
+    assert.equal(Buffer.concat(stored.map((p) => p.data)).toString(), lines.join('\n'));
+    const info = { size: data.length, newlines: 59_999, endsWithNewline: false };
+    assert.deepEqual(await logTail(db, ref, 100_000), { info, bytes: data.subarray(data.length - 100_000) });
     for (const line of [0, 1, 12_345, 59_999]) {
-      const at = await pieceOfLine(db, ref, line);
+      const at = await logLineStart(db, ref, line);
+      assert.ok(at !== undefined);
+      assert.deepEqual(at.info, info);
       const start = line === 0 ? 0 : nthNewline(data, line) + 1;
-      const pieceHolding = pieces.find((p) => p.offset <= start && start <= p.offset + p.data.length);
-      assert.ok(at.offset <= start && pieceHolding !== undefined, `line ${line}`);
+      const holding = stored.find((p) => p.offset <= start && start <= p.offset + p.data.length);
+      assert.ok(holding !== undefined && at.offset <= start && start - at.offset <= MAX_LOG_PIECE, `line ${line}`);
       assert.equal(at.linesBefore, countNewlines(data.subarray(0, at.offset)));
     }
-    const last = await logPiecesBefore(db, ref, data.length, 1);
-    assert.equal(last[0]?.offset, pieces.at(-1)?.offset);
+    // Any byte range, across pieces, and past the end (only what is stored).
+    for (const [from, to] of [[0, 10], [MAX_LOG_PIECE - 5, MAX_LOG_PIECE + 5], [1_000_000, 1_300_000], [data.length - 3, data.length + 100]] as const) {
+      assert.deepEqual(await logBytes(db, ref, from, to), data.subarray(from, Math.min(to, data.length)), `bytes ${from}-${to}`);
+    }
   });
 
   test('two sessions storing the same resend at once keep one copy', async () => {

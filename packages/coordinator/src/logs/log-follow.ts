@@ -1,12 +1,13 @@
 import { isTerminalRunStatus, NotFoundError, toError } from '@trellis/core';
-import { getRun, logPiecesCovering, type Db, type LogStreamRef, type RunRecord } from '@trellis/store';
+import { getRun, logBytes, type Db, type LogStreamRef, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { LogFollowers } from './log-followers.js';
 import type { LogTarget, RunQueries } from '../runs/run-queries.js';
 
 /** How often a follower looks by itself: the safety net for a lost notification, and how it sees the run end. */
 const LOOK_MS = 1000;
-const PIECES_PER_READ = 4;
+/** Most bytes one event carries. */
+const READ_BYTES = 256 * 1024;
 
 /** New text of a followed log; `offset` is the byte offset after it (where a resumed stream starts). */
 export interface LogUpdate {
@@ -106,15 +107,15 @@ class LogFollower {
 
   private async sendFrom(ref: LogStreamRef, ended: boolean): Promise<void> {
     for (;;) {
-      const pieces = await logPiecesCovering(this.deps.db, ref, this.sent, PIECES_PER_READ);
-      if (pieces.length === 0 || this.closed) return;
-      const bytes = Buffer.concat(pieces.map((p) => p.data.subarray(Math.max(0, this.sent - p.offset))));
+      const bytes = await logBytes(this.deps.db, ref, this.sent, this.sent + READ_BYTES);
+      if (bytes.length === 0 || this.closed) return;
       // A character cut by a piece boundary waits for its rest; at the end there is no rest.
-      const held = ended && pieces.length < PIECES_PER_READ ? 0 : incompleteTail(bytes);
+      const last = bytes.length < READ_BYTES;
+      const held = ended && last ? 0 : incompleteTail(bytes);
       if (bytes.length - held === 0) return;
       this.sent += bytes.length - held;
       this.handlers.send({ offset: this.sent, content: bytes.subarray(0, bytes.length - held).toString('utf8') });
-      if (pieces.length < PIECES_PER_READ) return;
+      if (last) return;
     }
   }
 }

@@ -1,4 +1,4 @@
-import { getLogStream, logPiecesBefore, logPiecesFrom, pieceOfLine, type Db, type LogStreamInfo, type LogStreamRef } from '@trellis/store';
+import { logBytes, logLineStart, logTail, type Db, type LogStreamInfo, type LogStreamRef } from '@trellis/store';
 
 /** The contract's log page. */
 export interface LogPage {
@@ -31,37 +31,31 @@ const NEWLINE = 0x0a;
 
 export const EMPTY_LOG_PAGE: LogPage = { content: '', lineCount: 0, totalLines: 0, hasMore: false, isEstimate: false };
 
-/** Pieces fetched per query: a page of short lines needs one, a long page a few batches. */
-const PIECES_PER_FETCH = 4;
+/** Bytes fetched per read; a tail's first read is smaller, as the last lines are usually short. */
+const WINDOW = 64 * 1024;
+const FIRST_TAIL_WINDOW = 16 * 1024;
 
 /** Lines of a stream: a final line without a newline counts; a trailing newline does not add one. */
 function totalLines(info: LogStreamInfo): number {
   return info.size === 0 ? 0 : info.newlines + (info.endsWithNewline ? 0 : 1);
 }
 
-/** A stream's pieces from byte `from` on, fetched a few at a time as the reader goes. */
-async function* piecesForward(db: Db, ref: LogStreamRef, from: number): AsyncGenerator<Buffer> {
-  let next = from;
-  for (;;) {
-    const pieces = await logPiecesFrom(db, ref, next, PIECES_PER_FETCH);
-    for (const p of pieces) yield p.data;
-    const last = pieces.at(-1);
-    if (last === undefined || pieces.length < PIECES_PER_FETCH) return;
-    next = last.offset + last.data.length;
+/** A stream's bytes from `from` to its end, read a window at a time as the reader goes. */
+async function* bytesForward(db: Db, ref: LogStreamRef, from: number, size: number): AsyncGenerator<Buffer> {
+  for (let at = from; at < size; at += WINDOW) {
+    const bytes = await logBytes(db, ref, at, Math.min(at + WINDOW, size));
+    if (bytes.length === 0) return;
+    yield bytes;
   }
 }
 
-/** A stream's pieces walking back from its end, the last first; the first fetch takes one piece, as a tail usually needs no more. */
-async function* piecesBackward(db: Db, ref: LogStreamRef, size: number): AsyncGenerator<Buffer> {
-  let before = size;
-  let limit = 1;
-  for (;;) {
-    const pieces = await logPiecesBefore(db, ref, before, limit);
-    for (const p of pieces) yield p.data;
-    const last = pieces.at(-1);
-    if (last === undefined || pieces.length < limit) return;
-    before = last.offset;
-    limit = PIECES_PER_FETCH;
+/** A stream's bytes walking back from its end, a window at a time, the last first; `last` is the window already read. */
+async function* bytesBackward(db: Db, ref: LogStreamRef, size: number, last: Buffer): AsyncGenerator<Buffer> {
+  yield last;
+  for (let end = size - last.length; end > 0; end -= WINDOW) {
+    const bytes = await logBytes(db, ref, Math.max(0, end - WINDOW), end);
+    if (bytes.length === 0) return;
+    yield bytes;
   }
 }
 
@@ -207,7 +201,7 @@ async function readForward(pieces: AsyncIterable<Buffer>, start: { position: num
 }
 
 /**
- * Reads the last `count` lines from `pieces` (the stream's pieces, last first); more is true
+ * Reads the last `count` lines from `pieces` (the stream's bytes in windows, last first); more is true
  * when earlier lines exist or a line was cut.
  */
 async function readTail(pieces: AsyncIterable<Buffer>, info: LogStreamInfo, count: number): Promise<{ lines: string[]; more: boolean }> {
@@ -250,17 +244,18 @@ function page(lines: string[], total: number, hasMore: boolean): LogPage {
  * step that printed nothing) is an empty page.
  */
 export async function readLogPage(db: Db, ref: LogStreamRef, window: LogWindow): Promise<LogPage> {
-  const info = await getLogStream(db, ref);
-  if (info === undefined || info.size === 0) return EMPTY_LOG_PAGE;
-  const total = totalLines(info);
   if (window.kind === 'tail') {
-    const { lines, more } = await readTail(piecesBackward(db, ref, info.size), info, window.lines);
-    return page(lines, total, more);
+    const tail = await logTail(db, ref, FIRST_TAIL_WINDOW);
+    if (tail === undefined || tail.info.size === 0) return EMPTY_LOG_PAGE;
+    const { lines, more } = await readTail(bytesBackward(db, ref, tail.info.size, tail.bytes), tail.info, window.lines);
+    return page(lines, totalLines(tail.info), more);
   }
   const from = window.kind === 'head' ? 0 : window.offset - 1;
   const count = window.kind === 'head' ? window.lines : window.limit;
+  const start = await logLineStart(db, ref, from);
+  if (start === undefined || start.info.size === 0) return EMPTY_LOG_PAGE;
+  const total = totalLines(start.info);
   if (from >= total) return page([], total, false);
-  const start = await pieceOfLine(db, ref, from);
-  const { lines, more } = await readForward(piecesForward(db, ref, start.offset), { position: start.offset, index: start.linesBefore, size: info.size }, from, count);
+  const { lines, more } = await readForward(bytesForward(db, ref, start.offset, start.info.size), { position: start.offset, index: start.linesBefore, size: start.info.size }, from, count);
   return page(lines, total, more);
 }

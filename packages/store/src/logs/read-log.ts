@@ -8,82 +8,78 @@ export interface LogStreamInfo {
   endsWithNewline: boolean;
 }
 
-/** One stored piece of a log and where it lies in it. */
-export interface LogPiece {
-  offset: number;
-  linesBefore: number;
-  data: Buffer;
-}
-
 export interface LogStreamRef {
   runId: number;
   attemptId: string;
   stream: string;
 }
 
-interface PieceRow {
-  offset: string;
-  linesBefore: string;
-  data: Uint8Array;
-}
-
-const PIECE_COLUMNS = `byte_offset::text AS offset, lines_before::text AS "linesBefore", data`;
-
 /** pg hands bytea out as a Buffer, PGlite as a Uint8Array: a Buffer over the same memory either way. */
-function piece(row: PieceRow): LogPiece {
-  const data = Buffer.isBuffer(row.data) ? row.data : Buffer.from(row.data.buffer, row.data.byteOffset, row.data.byteLength);
-  return { offset: Number(row.offset), linesBefore: Number(row.linesBefore), data };
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
 }
 
-export async function getLogStream(q: Queryable, ref: LogStreamRef): Promise<LogStreamInfo | undefined> {
-  const rows = await q.query<{ size: string; newlines: string; endsWithNewline: boolean }>(
-    `SELECT size::text AS size, newlines::text AS newlines, ends_with_newline AS "endsWithNewline" FROM run_log_streams WHERE run_id = $1 AND attempt_id = $2 AND stream = $3`,
-    [ref.runId, ref.attemptId, ref.stream],
+interface StreamRow {
+  size: string;
+  newlines: string;
+  endsWithNewline: boolean;
+}
+
+const STREAM_COLUMNS = `s.size::text AS size, s.newlines::text AS newlines, s.ends_with_newline AS "endsWithNewline"`;
+
+function streamInfo(row: StreamRow): LogStreamInfo {
+  return { size: Number(row.size), newlines: Number(row.newlines), endsWithNewline: row.endsWithNewline };
+}
+
+/** A stream (undefined when nothing was stored for it) and its last `window` bytes, in one statement: a tail's usual single read. */
+export async function logTail(q: Queryable, ref: LogStreamRef, window: number): Promise<{ info: LogStreamInfo; bytes: Buffer } | undefined> {
+  const rows = await q.query<StreamRow & { data: Uint8Array | null }>(
+    `SELECT ${STREAM_COLUMNS}, substring(c.data FROM (greatest(s.size - $4::bigint - c.byte_offset, 0) + 1)::int) AS data
+     FROM run_log_streams s
+     LEFT JOIN run_log_chunks c ON c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream
+       AND c.byte_offset > s.size - $4::bigint - $5::bigint AND c.byte_offset + length(c.data) > s.size - $4::bigint
+     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3
+     ORDER BY c.byte_offset`,
+    [ref.runId, ref.attemptId, ref.stream, window, MAX_LOG_PIECE],
   );
-  const row = rows[0];
-  return row === undefined ? undefined : { size: Number(row.size), newlines: Number(row.newlines), endsWithNewline: row.endsWithNewline };
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  return { info: streamInfo(first), bytes: Buffer.concat(rows.flatMap((r) => (r.data === null ? [] : [asBuffer(r.data)]))) };
 }
 
 /**
- * Where the piece holding the start of 0-based line `line` begins: the last piece with fewer
- * newlines before it than `line` (the one holding newline number `line`), read from the line index.
+ * A stream (undefined when nothing was stored for it) and where the piece holding the start of
+ * 0-based line `line` begins: the last piece with fewer newlines before it than `line` (the one
+ * holding newline number `line`), found through the line index, in one statement.
  */
-export async function pieceOfLine(q: Queryable, ref: LogStreamRef, line: number): Promise<{ offset: number; linesBefore: number }> {
-  if (line === 0) return { offset: 0, linesBefore: 0 };
-  const rows = await q.query<{ offset: string; linesBefore: string }>(
-    `SELECT byte_offset::text AS offset, lines_before::text AS "linesBefore" FROM run_log_chunks
-     WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 AND lines_before < $4
-     ORDER BY lines_before DESC, byte_offset DESC LIMIT 1`,
+export async function logLineStart(q: Queryable, ref: LogStreamRef, line: number): Promise<{ info: LogStreamInfo; offset: number; linesBefore: number } | undefined> {
+  const rows = await q.query<StreamRow & { offset: string | null; linesBefore: string | null }>(
+    `SELECT ${STREAM_COLUMNS}, c.byte_offset::text AS offset, c.lines_before::text AS "linesBefore"
+     FROM run_log_streams s
+     LEFT JOIN LATERAL (
+       SELECT byte_offset, lines_before FROM run_log_chunks c
+       WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream AND c.lines_before < $4
+       ORDER BY c.lines_before DESC, c.byte_offset DESC LIMIT 1) c ON true
+     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3`,
     [ref.runId, ref.attemptId, ref.stream, line],
   );
   const row = rows[0];
-  return row === undefined ? { offset: 0, linesBefore: 0 } : { offset: Number(row.offset), linesBefore: Number(row.linesBefore) };
+  if (row === undefined) return undefined;
+  return { info: streamInfo(row), offset: Number(row.offset ?? 0), linesBefore: Number(row.linesBefore ?? 0) };
 }
 
-/** Up to `limit` pieces from byte `from` on, in order. */
-export async function logPiecesFrom(q: Queryable, ref: LogStreamRef, from: number, limit: number): Promise<LogPiece[]> {
-  const rows = await q.query<PieceRow>(
-    `SELECT ${PIECE_COLUMNS} FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 AND byte_offset >= $4 ORDER BY byte_offset LIMIT $5`,
-    [ref.runId, ref.attemptId, ref.stream, from, limit],
+/**
+ * The stored bytes [from, to) of a stream (fewer when it holds less): only the parts of the
+ * pieces in the range leave the database, so a page never moves much more than it shows.
+ */
+export async function logBytes(q: Queryable, ref: LogStreamRef, from: number, to: number): Promise<Buffer> {
+  if (to <= from) return Buffer.alloc(0);
+  const rows = await q.query<{ data: Uint8Array }>(
+    `SELECT substring(data FROM (greatest($4::bigint - byte_offset, 0) + 1)::int FOR (least($5::bigint, byte_offset + length(data)) - greatest($4::bigint, byte_offset))::int) AS data
+     FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3
+       AND byte_offset > $4::bigint - $6::bigint AND byte_offset < $5::bigint AND byte_offset + length(data) > $4::bigint
+     ORDER BY byte_offset`,
+    [ref.runId, ref.attemptId, ref.stream, from, to, MAX_LOG_PIECE],
   );
-  return rows.map(piece);
-}
-
-/** Up to `limit` pieces that start before byte `before`, last first. */
-export async function logPiecesBefore(q: Queryable, ref: LogStreamRef, before: number, limit: number): Promise<LogPiece[]> {
-  const rows = await q.query<PieceRow>(
-    `SELECT ${PIECE_COLUMNS} FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 AND byte_offset < $4 ORDER BY byte_offset DESC LIMIT $5`,
-    [ref.runId, ref.attemptId, ref.stream, before, limit],
-  );
-  return rows.map(piece);
-}
-
-/** Up to `limit` pieces holding the bytes from `from` on, in order (the first may start before `from`). */
-export async function logPiecesCovering(q: Queryable, ref: LogStreamRef, from: number, limit: number): Promise<LogPiece[]> {
-  const rows = await q.query<PieceRow>(
-    `SELECT ${PIECE_COLUMNS} FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3
-       AND byte_offset > $4::bigint - $6::bigint AND byte_offset + length(data) > $4::bigint ORDER BY byte_offset LIMIT $5`,
-    [ref.runId, ref.attemptId, ref.stream, from, limit, MAX_LOG_PIECE],
-  );
-  return rows.map(piece);
+  return Buffer.concat(rows.map((r) => asBuffer(r.data)));
 }

@@ -5,7 +5,7 @@
  *
  * run_log_streams: one row a stream, updated with every append in the same transaction: its
  * size in bytes, its newlines, and whether it ends with one, so totalLines is one row read.
- * run_log_chunks: the bytes, in pieces of at most 256 KiB keyed by their byte offset, each with
+ * run_log_chunks: the bytes, in pieces of at most 64 KiB keyed by their byte offset, each with
  * the newlines before it and in it (the line index): a page fetches only the pieces it shows.
  * Both go with their run (ON DELETE CASCADE): retention and run deletion remove them.
  */

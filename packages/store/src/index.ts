@@ -37,5 +37,6 @@ export {
 export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById, getUserByUsername, getUserByOidcIdentity, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
+export { appendOwnLogChunks, type OwnLogStreams } from './logs/append-own-log-chunks.js';
 export { appendLogChunks, RUN_LOG_CHANNEL, MAX_LOG_PIECE, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
 export { logTail, logLineStart, logBytes, type LogStreamInfo, type LogStreamRef } from './logs/read-log.js';

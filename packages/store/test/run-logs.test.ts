@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  appendLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
+  appendLogChunks, appendOwnLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
   type Db, type LogStreamRef, type RunRecord,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -47,12 +47,12 @@ describe('run logs in the database', () => {
     const run = await newRun('dedupe');
     const ref = { runId: run.id, attemptId: 'a1', stream: 'step.out' };
     const text = 'one\ntwo\nthree\nfour\n';
-    assert.deepEqual(await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }]), { stored: 6, refused: [] });
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }])).stored, 6);
     // The same chunk again (a worker's resend after a lost answer), then one overlapping it.
     assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }])).stored, 0);
     assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 4, data: Buffer.from(text.slice(4, 12)) }])).stored, 6);
     const gap = await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 14, data: Buffer.from(text.slice(14)) }]);
-    assert.deepEqual(gap, { stored: 0, refused: [{ stream: 'step.out', offset: 14, expected: 12 }] });
+    assert.deepEqual([gap.stored, gap.refused, gap.ends.get('step.out')], [0, [{ stream: 'step.out', offset: 14, expected: 12 }], { size: 12, newlines: 2, endsWithNewline: false }]);
     await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 12, data: Buffer.from(text.slice(12)) }]);
     assert.equal(await storedText(ref), text);
     assert.deepEqual(await logTail(db, ref, 5), { info: { size: text.length, newlines: 4, endsWithNewline: true }, bytes: Buffer.from('four\n') });
@@ -98,6 +98,23 @@ describe('run logs in the database', () => {
     const results = await Promise.all([appendLogChunks(db, run.id, 'a1', [chunk]), appendLogChunks(other, run.id, 'a1', [chunk])]);
     assert.deepEqual(results.map((r) => r.stored).sort(), [0, data.length]);
     assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'run.log' }), data.toString());
+  });
+
+  test("a single writer's chunks go in one statement, which stores nothing when a stream does not end where the writer thinks", async () => {
+    const run = await newRun('own');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
+    const known = new Map();
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }, { stream: 's.out', offset: 0, data: Buffer.from('x'.repeat(MAX_LOG_PIECE + 10)) }], known), true);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end') }], known), true);
+    assert.deepEqual(known.get('run.log'), { size: 9, newlines: 1, endsWithNewline: false });
+    assert.equal(await storedText(ref), 'start\nend');
+    assert.equal((await pieces({ ...ref, stream: 's.out' })).length, 2);
+    // Another write it did not make (or a stale idea of the end): nothing stored, and it says so.
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('!\n') }]);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('late\n') }], known), false);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 20, data: Buffer.from('gap\n') }], known), false);
+    assert.equal(await storedText(ref), 'start\nend!\n');
+    assert.deepEqual((await logTail(db, ref, 4))?.info, { size: 11, newlines: 2, endsWithNewline: true });
   });
 
   test('retention removes a run with its stored logs', async () => {

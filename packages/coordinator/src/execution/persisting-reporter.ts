@@ -1,5 +1,5 @@
 import type { LogChunk, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
-import { appendLogChunks, MAX_LOG_PIECE, saveOutputs, type Db, type NewLogChunk, type RunRecord } from '@trellis/store';
+import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
 import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import { persistSnapshot } from './snapshot-store.js';
@@ -19,6 +19,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class PersistingReporter implements RunReporter {
   private pending: RunSnapshot | undefined;
   private logs: NewLogChunk[] = [];
+  /** Where this run's streams end in the database: this reporter is their only writer. */
+  private readonly streams: OwnLogStreams = new Map();
   private writing: Promise<void> | undefined;
   private outputs: RunOutputs | undefined;
   private readonly runDir: string;
@@ -86,9 +88,15 @@ export class PersistingReporter implements RunReporter {
     if (chunks.length === 0) return;
     this.logs = [];
     try {
-      const { stored, refused } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
+      if (await appendOwnLogChunks(this.db, this.run.id, this.run.attemptId, chunks, this.streams)) {
+        this.followers.appended(this.run.id);
+        return;
+      }
+      // Not where this reporter thought (an earlier write failed): the locking path says where.
+      const { stored, refused, ends } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
+      for (const [stream, end] of ends) this.streams.set(stream, end);
       if (stored > 0) this.followers.appended(this.run.id);
-      // Only after an earlier write failed: the stored log stops there rather than holding a hole.
+      // The stored log stops where the failed write left it rather than holding a hole.
       if (refused.length > 0) this.logger.warn('log chunks past the stored end were not stored', { runId: this.run.id, refused });
     } catch (error) {
       this.logger.error('could not store run logs', { runId: this.run.id, error: toError(error) });

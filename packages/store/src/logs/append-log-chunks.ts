@@ -1,4 +1,5 @@
 import type { Db, Queryable } from '../db/types.js';
+import type { LogStreamInfo } from './read-log.js';
 
 /**
  * The channel that tells followers on every coordinator a run's logs grew; the payload is the
@@ -13,7 +14,7 @@ export const RUN_LOG_CHANNEL = 'trellis_run_logs';
  */
 export const MAX_LOG_PIECE = 64 * 1024;
 /** Rows in one INSERT: keeps the statement's parameters far below PostgreSQL's 65,535. */
-const ROWS_PER_INSERT = 1000;
+export const ROWS_PER_INSERT = 1000;
 const NEWLINE = 0x0a;
 
 /** Bytes of one stream of an attempt's logs, at their byte offset in that stream. */
@@ -35,16 +36,18 @@ export interface AppendResult {
   /** Bytes stored (resent bytes already held are not counted). */
   stored: number;
   refused: RefusedLogChunk[];
+  /** Where each stream of the batch now ends. */
+  ends: Map<string, LogStreamInfo>;
 }
 
-interface StreamState {
+export interface StreamState {
   size: number;
   newlines: number;
   endsWithNewline: boolean;
   changed: boolean;
 }
 
-interface Piece {
+export interface Piece {
   stream: string;
   offset: number;
   linesBefore: number;
@@ -73,7 +76,7 @@ async function lockStreams(tx: Queryable, runId: number, attemptId: string, stre
  * What of `chunk` is new at the stream's end, cut into pieces: bytes already held (a resend, or
  * an overlap) are trimmed, so one copy of each byte is kept, whichever coordinator got it first.
  */
-function newPieces(state: StreamState, chunk: NewLogChunk): Piece[] {
+export function newPieces(state: StreamState, chunk: NewLogChunk): Piece[] {
   const skip = state.size - chunk.offset;
   if (skip >= chunk.data.length) return [];
   const fresh = chunk.data.subarray(skip);
@@ -124,7 +127,7 @@ async function saveStreams(tx: Queryable, runId: number, attemptId: string, stat
  * well), never stored with a hole before it. Followers are told at commit (RUN_LOG_CHANNEL).
  */
 export async function appendLogChunks(db: Db, runId: number, attemptId: string, chunks: NewLogChunk[]): Promise<AppendResult> {
-  if (chunks.length === 0) return { stored: 0, refused: [] };
+  if (chunks.length === 0) return { stored: 0, refused: [], ends: new Map() };
   return db.transaction(async (tx) => {
     const states = await lockStreams(tx, runId, attemptId, [...new Set(chunks.map((c) => c.stream))]);
     const pieces: Piece[] = [];
@@ -137,6 +140,7 @@ export async function appendLogChunks(db: Db, runId: number, attemptId: string, 
     }
     await insertPieces(tx, runId, attemptId, pieces);
     await saveStreams(tx, runId, attemptId, states);
-    return { stored: pieces.reduce((sum, p) => sum + p.data.length, 0), refused };
+    const ends = new Map([...states].map(([stream, s]) => [stream, { size: s.size, newlines: s.newlines, endsWithNewline: s.endsWithNewline }]));
+    return { stored: pieces.reduce((sum, p) => sum + p.data.length, 0), refused, ends };
   });
 }

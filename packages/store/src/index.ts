@@ -38,5 +38,6 @@ export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
 export { appendOwnLogChunks, type OwnLogStreams } from './logs/append-own-log-chunks.js';
-export { appendLogChunks, RUN_LOG_CHANNEL, MAX_LOG_PIECE, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
-export { logTail, logLineStart, logBytes, type LogStreamInfo, type LogStreamRef } from './logs/read-log.js';
+export { appendLogChunks, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
+export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './logs/log-stream.js';
+export { logTail, logLineStart, logBytes } from './logs/read-log.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
   appendLogChunks, appendOwnLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
-  type Db, type LogStreamRef, type RunRecord,
+  type Db, type LogStreamRef, type OwnLogStreams, type RunRecord,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
@@ -103,7 +103,7 @@ describe('run logs in the database', () => {
   test("a single writer's chunks go in one statement, which stores nothing when a stream does not end where the writer thinks", async () => {
     const run = await newRun('own');
     const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
-    const known = new Map();
+    const known: OwnLogStreams = new Map();
     assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }, { stream: 's.out', offset: 0, data: Buffer.from('x'.repeat(MAX_LOG_PIECE + 10)) }], known), true);
     assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end') }], known), true);
     assert.deepEqual(known.get('run.log'), { size: 9, newlines: 1, endsWithNewline: false });

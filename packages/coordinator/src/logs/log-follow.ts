@@ -133,7 +133,7 @@ export class LogFollow {
     // An ended run's steps are all known: a name that is none of them is not found (a running one may not have reached it).
     if (isTerminalRunStatus(run.status)) await this.deps.queries.logStream(run, target);
     const follower = new LogFollower(this.deps, run, target, after, {
-      send: handlers.send,
+      send: (update) => handlers.send(update),
       end: (status) => {
         stop();
         handlers.end(status);

@@ -1,18 +1,6 @@
 import type { Db, Queryable } from '../db/types.js';
-import type { LogStreamInfo } from './read-log.js';
+import { MAX_LOG_PIECE, RUN_LOG_CHANNEL, type LogStreamInfo } from './log-stream.js';
 
-/**
- * The channel that tells followers on every coordinator a run's logs grew; the payload is the
- * run's id, and readers fetch from their last offset.
- */
-export const RUN_LOG_CHANNEL = 'trellis_run_logs';
-
-/**
- * Largest piece stored in one row. A page starts reading at the piece holding its first line
- * (the line index says which), so this bounds what a page scans to find its start: 64 KiB keeps
- * that one read window (measured: 256 KiB pieces made offset pages of a 100 MB log 2-4x slower).
- */
-export const MAX_LOG_PIECE = 64 * 1024;
 /** Rows in one INSERT: keeps the statement's parameters far below PostgreSQL's 65,535. */
 export const ROWS_PER_INSERT = 1000;
 const NEWLINE = 0x0a;

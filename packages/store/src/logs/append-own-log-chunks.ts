@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/types.js';
-import { newPieces, ROWS_PER_INSERT, RUN_LOG_CHANNEL, type NewLogChunk, type Piece, type StreamState } from './append-log-chunks.js';
-import type { LogStreamInfo } from './read-log.js';
+import { newPieces, ROWS_PER_INSERT, type NewLogChunk, type Piece, type StreamState } from './append-log-chunks.js';
+import { RUN_LOG_CHANNEL, type LogStreamInfo } from './log-stream.js';
 
 /** Where each stream a single writer writes ends, as far as it knows (what it stored so far). */
 export type OwnLogStreams = Map<string, LogStreamInfo>;

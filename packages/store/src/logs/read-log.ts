@@ -1,18 +1,5 @@
 import type { Queryable } from '../db/types.js';
-import { MAX_LOG_PIECE } from './append-log-chunks.js';
-
-/** One log of one attempt as stored: its size, its newlines, and whether its last byte is one. */
-export interface LogStreamInfo {
-  size: number;
-  newlines: number;
-  endsWithNewline: boolean;
-}
-
-export interface LogStreamRef {
-  runId: number;
-  attemptId: string;
-  stream: string;
-}
+import { MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './log-stream.js';
 
 /** pg hands bytea out as a Buffer, PGlite as a Uint8Array: a Buffer over the same memory either way. */
 function asBuffer(data: Uint8Array): Buffer {

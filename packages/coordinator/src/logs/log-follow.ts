@@ -2,6 +2,7 @@ import { isTerminalRunStatus, NotFoundError, toError } from '@trellis/core';
 import { getRun, logBytes, type Db, type LogStreamRef, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { LogFollowers } from './log-followers.js';
+import { wholeCharactersAtEnd } from './log-pager.js';
 import type { LogTarget, RunQueries } from '../runs/run-queries.js';
 
 /** How often a follower looks by itself: the safety net for a lost notification, and how it sees the run end. */
@@ -28,19 +29,6 @@ export interface LogFollowDeps {
   queries: RunQueries;
   followers: LogFollowers;
   logger: Logger;
-}
-
-const isContinuationByte = (byte: number | undefined): boolean => byte !== undefined && byte >> 6 === 0b10;
-
-/** How many trailing bytes begin a UTF-8 character that is not complete yet. */
-function incompleteTail(bytes: Buffer): number {
-  for (let back = 1; back <= Math.min(4, bytes.length); back += 1) {
-    const byte = bytes[bytes.length - back] ?? 0;
-    if (isContinuationByte(byte)) continue;
-    const width = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1;
-    return width > back ? back : 0;
-  }
-  return 0;
 }
 
 /**
@@ -111,7 +99,7 @@ class LogFollower {
       if (bytes.length === 0 || this.closed) return;
       // A character cut by a piece boundary waits for its rest; at the end there is no rest.
       const last = bytes.length < READ_BYTES;
-      const held = ended && last ? 0 : incompleteTail(bytes);
+      const held = ended && last ? 0 : bytes.length - wholeCharactersAtEnd(bytes).length;
       if (bytes.length - held === 0) return;
       this.sent += bytes.length - held;
       this.handlers.send({ offset: this.sent, content: bytes.subarray(0, bytes.length - held).toString('utf8') });

@@ -61,8 +61,8 @@ async function* bytesBackward(db: Db, ref: LogStreamRef, size: number, last: Buf
 
 const isContinuationByte = (byte: number | undefined): boolean => byte !== undefined && byte >> 6 === 0b10;
 
-/** The bytes of a line cut at its end, up to its last whole UTF-8 character. */
-function wholeCharactersAtEnd(bytes: Buffer): Buffer {
+/** The bytes of a line cut at its end, up to its last whole UTF-8 character (also: what of a followed log's bytes can be sent yet). */
+export function wholeCharactersAtEnd(bytes: Buffer): Buffer {
   let at = bytes.length - 1;
   while (at > 0 && at > bytes.length - 4 && isContinuationByte(bytes[at])) at -= 1;
   const lead = bytes[at] ?? 0;

@@ -231,7 +231,8 @@ async function engineRun(dag: Dag, root: string): Promise<void> {
     identity: { dagName: dag.name, dagRunId: id, attemptId: 'a', rootDagRunName: dag.name, rootDagRunId: id, parentDagRunName: '', parentDagRunId: '' },
     logDir: join(root, id),
     reporter: nullReporter,
-    // As the coordinator's local executor runs: it reads the log files where they are written.
+    // The bare engine writing its files: what the coordinator adds (storing status and log
+    // chunks in the database) is what the ratio measures.
     streamLogs: false,
   }).done;
   if (result.status !== 4) throw new Error(`engine run ${id} ended with status ${result.status}`);

@@ -151,8 +151,8 @@ export interface RunOptions extends EngineEnvironment {
    */
   dotenvFiles?: Record<string, string>;
   /**
-   * Report every log chunk to the reporter (default true: a remote worker streams them); a host
-   * that reads the log files where they are written turns it off. Either way, steps that need
+   * Report every log chunk to the reporter (default true: a worker streams them, the coordinator
+   * stores them); a host that needs only the files (the engine's own benches) turns it off. Either way, steps that need
    * no capture or masking write straight to their files, without passing through Node; when
    * streaming, the engine reads what they appended (as it comes, and when they end).
    */

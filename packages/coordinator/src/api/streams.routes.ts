@@ -1,9 +1,11 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { isRunStatus, runStatusLabel, BadRequestError } from '@trellis/core';
+import { isRunStatus, runStatusLabel, BadRequestError, type RunStatus } from '@trellis/core';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
+import type { LogFollow } from '../logs/log-follow.js';
+import { RUN_LOG, type LogTarget } from '../runs/run-queries.js';
 
 const KEEPALIVE_MS = 15_000;
 
@@ -24,9 +26,9 @@ function frame(event: RunEvent): string {
 }
 
 /**
- * The event id a client resumes after. Ids are the event log's bigint keys, handed out by this
- * server; one that is no event id (or beyond what a JavaScript number holds exactly) is refused
- * rather than passed to PostgreSQL, which would fail on it.
+ * The event id a client resumes after: an integer this server handed out (an event log key, or
+ * a byte offset of a log). One that is no such id (or beyond what a JavaScript number holds
+ * exactly) is refused rather than passed to PostgreSQL, which would fail on it.
  */
 function resumeAfter(req: Request): number | undefined {
   const lastId = req.header('last-event-id');
@@ -36,14 +38,17 @@ function resumeAfter(req: Request): number | undefined {
   return id;
 }
 
-/** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
-async function stream(hub: RunEventHub, filter: RunEventFilter, ctx: { req: Request; res: Response; stillAdmitted(): Promise<boolean> }): Promise<typeof HANDLED> {
+type StreamContext = { req: Request; res: Response; stillAdmitted(): Promise<boolean> };
+/** Starts sending through `write` (and closes with `end`); resolves to the function that stops it. */
+type Subscribe = (write: (frame: string) => void, end: () => void) => Promise<() => void>;
+
+/** A server-sent event stream: headers, retry hint, keepalives that re-check the caller's access, and the end. */
+async function serveEvents(ctx: StreamContext, subscribe: Subscribe): Promise<typeof HANDLED> {
   const { req, res } = ctx;
-  const afterId = resumeAfter(req);
   res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   // Subscribed before the headers go out: a client that starts a run once its stream is open
   // must not lose that run's first events to the moment the subscription takes its cursor.
-  const unsubscribe = await hub.subscribe(filter, afterId, (event) => res.write(frame(event)), () => res.end());
+  const unsubscribe = await subscribe((text) => res.write(text), () => res.end());
   if (req.destroyed) {
     // The client left while the subscription was set up: nobody is there to unsubscribe later.
     unsubscribe();
@@ -59,14 +64,41 @@ async function stream(hub: RunEventHub, filter: RunEventFilter, ctx: { req: Requ
       if (!admitted) res.end();
     });
   }, KEEPALIVE_MS);
-  req.on('close', () => {
+  const close = (): void => {
     clearInterval(keepalive);
     unsubscribe();
-  });
+  };
+  req.on('close', close);
+  res.on('finish', close);
   return HANDLED;
 }
 
-export function streamRoutes(hub: RunEventHub): AnyRoute[] {
+/** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
+function runStream(hub: RunEventHub, filter: RunEventFilter, ctx: StreamContext): Promise<typeof HANDLED> {
+  const afterId = resumeAfter(ctx.req);
+  return serveEvents(ctx, (write, end) => hub.subscribe(filter, afterId, (event) => write(frame(event)), end));
+}
+
+/**
+ * Server-sent events: a `log` event with the text stored since the last one (its id is the byte
+ * offset after it, so Last-Event-ID resumes without a gap or a repeat), then `end` with the run's
+ * status once the run has ended and all was sent.
+ */
+function logStream(logs: LogFollow, name: string, dagRunId: string, target: LogTarget, ctx: StreamContext): Promise<typeof HANDLED> {
+  const after = resumeAfter(ctx.req) ?? 0;
+  return serveEvents(ctx, (write, end) =>
+    logs.open(name, dagRunId, target, after, {
+      send: (update) => write(`id: ${update.offset}\nevent: log\ndata: ${JSON.stringify(update)}\n\n`),
+      end: (status) => {
+        write(`event: end\ndata: ${JSON.stringify({ status, statusLabel: runStatusLabel(status as RunStatus) })}\n\n`);
+        end();
+      },
+      close: end,
+    }),
+  );
+}
+
+export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
   return [
     defineRoute({
       method: 'get',
@@ -78,7 +110,7 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       response: textBody,
       query: z.object({ name: z.string().optional() }),
       produces: 'text/event-stream',
-      handler: (ctx) => stream(hub, ctx.query.name !== undefined ? { dagName: ctx.query.name } : {}, ctx),
+      handler: (ctx) => runStream(hub, ctx.query.name !== undefined ? { dagName: ctx.query.name } : {}, ctx),
     }),
     defineRoute({
       method: 'get',
@@ -90,7 +122,32 @@ export function streamRoutes(hub: RunEventHub): AnyRoute[] {
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
       produces: 'text/event-stream',
-      handler: (ctx) => stream(hub, { dagName: ctx.params.name, dagRunId: ctx.params.dagRunId }, ctx),
+      handler: (ctx) => runStream(hub, { dagName: ctx.params.name, dagRunId: ctx.params.dagRunId }, ctx),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/events/dag-runs/{name}/{dagRunId}/log',
+      operationId: 'streamDagRunLog',
+      permission: 'dags:read',
+      summary: 'Server-sent events: the run log as it grows (`log` events, id = byte offset, resumable with Last-Event-ID), then `end` when the run has ended',
+      tag: 'dag-runs',
+      response: textBody,
+      params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
+      produces: 'text/event-stream',
+      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, RUN_LOG, ctx),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/events/dag-runs/{name}/{dagRunId}/steps/{stepName}/log',
+      operationId: 'streamStepLog',
+      permission: 'dags:read',
+      summary: "Server-sent events: a step's stdout (or `stream=stderr`) as it grows, as the run log's stream",
+      tag: 'dag-runs',
+      response: textBody,
+      params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1), stepName: z.string().min(1) }),
+      query: z.object({ stream: z.enum(['stdout', 'stderr']).default('stdout') }),
+      produces: 'text/event-stream',
+      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, { step: ctx.params.stepName, stream: ctx.query.stream }, ctx),
     }),
   ];
 }

@@ -5,6 +5,7 @@ import { queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle,
 import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
+import type { LogFollowers } from '../logs/log-followers.js';
 import { executedInputs } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
@@ -34,6 +35,8 @@ export interface ChildRunQueue {
 
 export interface LocalExecutorDeps {
   db: Db;
+  /** Told when a run's log chunks are stored, so its followers read them at once. */
+  logFollowers: Pick<LogFollowers, 'appended'>;
   logger: Logger;
   logDir: string;
   /** The folder of the DAG files: relative `dotenv`, `working_dir` and secret files of a stored DAG resolve against it. */
@@ -108,7 +111,7 @@ export class LocalExecutor {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
     }
-    const reporter = new PersistingReporter(this.deps.db, run.id, this.deps.logger);
+    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger, this.deps.logFollowers);
     const handle = runDag({
       dag: picked.dag,
       localDags: picked.localDags,
@@ -128,7 +131,6 @@ export class LocalExecutor {
       env: runEnv,
       maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
-      streamLogs: false,
       docsDir: this.deps.docsDir,
       envPassthrough: this.deps.envPassthrough,
       envPassthroughPrefixes: this.deps.envPassthroughPrefixes,

@@ -1,10 +1,10 @@
-import { dirname } from 'node:path';
 import { isTerminalRunStatus, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { RunOutputs, RunSnapshot } from '@trellis/engine';
-import { advanceReportSeq, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
+import { advanceReportSeq, appendLogChunks, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from './snapshot-store.js';
 import type { RunObserver } from './run-observer.js';
-import { placeSnapshot, writeChunk } from '../logs/log-chunks.js';
+import type { LogFollowers } from '../logs/log-followers.js';
+import { attemptLogDir, placeSnapshot, workerStreamName } from '../logs/log-streams.js';
 
 export interface ReportOutcome {
   appliedSeq: number;
@@ -54,6 +54,8 @@ export class ReportApplier {
     private readonly observer: RunObserver,
     /** How long after its last heartbeat a worker's cached attempts are still trusted. */
     private readonly trustMs: number,
+    /** Told when a run's log chunks are stored, so its followers here read them at once. */
+    private readonly followers: Pick<LogFollowers, 'appended'>,
   ) {}
 
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
@@ -100,8 +102,8 @@ export class ReportApplier {
     const last = fresh.at(-1);
     if (last === undefined) return { appliedSeq: known.appliedSeq, stale: false, finished: false };
     if (known.ended) return this.refuse(key);
-    const runDir = dirname(run.logFile);
-    for (const event of fresh) if (event.body === 'log' && event.log != null) writeChunk(runDir, event.log);
+    const runDir = attemptLogDir(run);
+    await this.storeLogs(run, runDir, fresh);
     for (const event of fresh) {
       if (event.body !== 'outputsJson' || event.outputsJson === undefined) continue;
       const outputs = JSON.parse(event.outputsJson) as RunOutputs;
@@ -116,6 +118,20 @@ export class ReportApplier {
       this.observer.finished(run.dagName, ended.terminal, run.startedAt);
     }
     return { appliedSeq: last.seq, stale: false, finished: ended.terminal !== undefined };
+  }
+
+  /**
+   * Stores the batch's log chunks before the sequence moves: a coordinator that dies after this
+   * but before its answer leaves the worker to resend them, to whichever coordinator it reaches
+   * next, which keeps the bytes already stored once (chunks are keyed by byte offset).
+   */
+  private async storeLogs(run: RunRecord, runDir: string, events: ReportEvent[]): Promise<void> {
+    const chunks = events.flatMap((event) => {
+      const stream = event.body === 'log' && event.log != null ? workerStreamName(runDir, event.log.stream) : undefined;
+      return stream !== undefined && event.log != null ? [{ stream, offset: Number(event.log.offset), data: event.log.data }] : [];
+    });
+    const { stored } = await appendLogChunks(this.db, run.id, run.attemptId, chunks);
+    if (stored > 0) this.followers.appended(run.id);
   }
 
   private refuse(key: string): ReportOutcome {

@@ -9,6 +9,7 @@ import { metricsRoutes } from '../api/metrics.routes.js';
 import { resourceRoutes } from '../api/resources.routes.js';
 import { eventRoutes } from '../api/events.routes.js';
 import { streamRoutes } from '../api/streams.routes.js';
+import { LogFollow } from '../logs/log-follow.js';
 import { apiKeyRoutes } from '../api/api-keys.routes.js';
 import { webhookRoutes } from '../api/webhooks.routes.js';
 import { authRoutes } from '../api/auth.routes.js';
@@ -39,7 +40,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...metricsRoutes(parts.metrics, config.metrics),
     ...resourceRoutes(parts.resources),
     ...eventRoutes(new EventLog(db)),
-    ...streamRoutes(parts.runEvents),
+    ...streamRoutes(parts.runEvents, new LogFollow({ db, queries, followers: parts.logFollowers, logger: parts.logger })),
     ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, files: parts.files, index, runs, schedule: scheduler }) }),
     ...schedulerRoutes({ pause: new SchedulerPause(db) }),
     ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor }), queries }),

@@ -13,6 +13,7 @@ import { RunService } from '../runs/run-service.js';
 import { RunQueries } from '../runs/run-queries.js';
 import { SubRuns } from '../runs/sub-runs.js';
 import { RunEventHub } from '../runs/run-event-hub.js';
+import { LogFollowers } from '../logs/log-followers.js';
 import { RemoteWorkers } from '../workers/remote-workers.js';
 import { WorkerRegistry } from '../workers/worker-registry.js';
 import { Peers } from '../workers/peers.js';
@@ -56,6 +57,8 @@ export interface CoordinatorParts {
   leadership: SchedulerLeadership;
   scheduler: Scheduler;
   runEvents: RunEventHub;
+  /** Followers of run logs, woken when chunks are stored here or (NOTIFY) elsewhere. */
+  logFollowers: LogFollowers;
   resources: ResourceHistory;
   apiKeys: ApiKeyService;
   webhooks: WebhookService;
@@ -100,8 +103,10 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     dagCount: () => index.all().length,
     schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
   });
+  const logFollowers = new LogFollowers(db, logger);
   const executor = new LocalExecutor({
     db,
+    logFollowers,
     logger,
     logDir: config.logDir,
     dagsDir: config.dagsDir,
@@ -154,6 +159,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     leadership,
     scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone }),
     runEvents: new RunEventHub(db, logger),
+    logFollowers,
     resources: new ResourceHistory(config.dataDir, logger),
     apiKeys: new ApiKeyService({ db, logger }),
     webhooks: new WebhookService({
@@ -166,7 +172,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     }),
     workspaces: new WorkspaceService(db),
     profiles,
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers }) } : {}),
   };
 }
 
@@ -175,10 +181,10 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
-  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500);
+  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers);
   const workers = new RemoteWorkers({
     db,
     logger,

@@ -179,6 +179,7 @@ export class CoordinatorLifecycle {
     });
     // Before the server closes: open event streams would keep it from closing.
     this.opened.push('run event streams', () => parts.runEvents.stop());
+    this.opened.push('log streams', () => parts.logFollowers.stop());
     return server;
   }
 

@@ -1,4 +1,4 @@
-import { open, type FileHandle } from 'node:fs/promises';
+import { logBytes, logLineStart, logTail, type Db, type LogStreamInfo, type LogStreamRef } from '@trellis/store';
 
 /** The contract's log page. */
 export interface LogPage {
@@ -14,9 +14,6 @@ export type LogWindow =
   | { kind: 'tail'; lines: number }
   | { kind: 'range'; offset: number; limit: number };
 
-const CHUNK = 64 * 1024;
-/** Above this size totalLines is estimated from a sample instead of counted, so a request never scans gigabytes. */
-const EXACT_COUNT_LIMIT = 32 * 1024 * 1024;
 /**
  * A page never holds more than this many bytes of log text, whatever the line lengths: it ends
  * early with hasMore. The contract's line limit alone would let 10,000 long lines (or one line of
@@ -34,47 +31,38 @@ const NEWLINE = 0x0a;
 
 export const EMPTY_LOG_PAGE: LogPage = { content: '', lineCount: 0, totalLines: 0, hasMore: false, isEstimate: false };
 
-interface LineCount {
-  total: number;
-  estimate: boolean;
+/** Bytes fetched per read; a tail's first read is smaller, as the last lines are usually short. */
+const WINDOW = 64 * 1024;
+const FIRST_TAIL_WINDOW = 16 * 1024;
+
+/** Lines of a stream: a final line without a newline counts; a trailing newline does not add one. */
+function totalLines(info: LogStreamInfo): number {
+  return info.size === 0 ? 0 : info.newlines + (info.endsWithNewline ? 0 : 1);
 }
 
-function countNewlines(buf: Buffer, length: number): number {
-  let count = 0;
-  let at = buf.indexOf(NEWLINE, 0);
-  while (at !== -1 && at < length) {
-    count += 1;
-    at = buf.indexOf(NEWLINE, at + 1);
+/** A stream's bytes from `from` to its end, read a window at a time as the reader goes. */
+async function* bytesForward(db: Db, ref: LogStreamRef, from: number, size: number): AsyncGenerator<Buffer> {
+  for (let at = from; at < size; at += WINDOW) {
+    const bytes = await logBytes(db, ref, at, Math.min(at + WINDOW, size));
+    if (bytes.length === 0) return;
+    yield bytes;
   }
-  return count;
 }
 
-/** Lines in a file: a final line without a newline counts; a trailing newline does not add one. */
-async function countLines(file: FileHandle, size: number): Promise<LineCount> {
-  if (size === 0) return { total: 0, estimate: false };
-  const buf = Buffer.allocUnsafe(CHUNK);
-  const scanLimit = Math.min(size, EXACT_COUNT_LIMIT);
-  let position = 0;
-  let newlines = 0;
-  while (position < scanLimit) {
-    const { bytesRead } = await file.read(buf, 0, Math.min(CHUNK, scanLimit - position), position);
-    if (bytesRead === 0) break;
-    newlines += countNewlines(buf, bytesRead);
-    position += bytesRead;
+/** A stream's bytes walking back from its end, a window at a time, the last first; `last` is the window already read. */
+async function* bytesBackward(db: Db, ref: LogStreamRef, size: number, last: Buffer): AsyncGenerator<Buffer> {
+  yield last;
+  for (let end = size - last.length; end > 0; end -= WINDOW) {
+    const bytes = await logBytes(db, ref, Math.max(0, end - WINDOW), end);
+    if (bytes.length === 0) return;
+    yield bytes;
   }
-  if (size > EXACT_COUNT_LIMIT) {
-    const perLine = scanLimit / Math.max(newlines, 1);
-    return { total: Math.round(size / perLine), estimate: true };
-  }
-  const last = Buffer.allocUnsafe(1);
-  await file.read(last, 0, 1, size - 1);
-  return { total: newlines + (last[0] === NEWLINE ? 0 : 1), estimate: false };
 }
 
 const isContinuationByte = (byte: number | undefined): boolean => byte !== undefined && byte >> 6 === 0b10;
 
-/** The bytes of a line cut at its end, up to its last whole UTF-8 character. */
-function wholeCharactersAtEnd(bytes: Buffer): Buffer {
+/** The bytes of a line cut at its end, up to its last whole UTF-8 character (also: what of a followed log's bytes can be sent yet). */
+export function wholeCharactersAtEnd(bytes: Buffer): Buffer {
   let at = bytes.length - 1;
   while (at > 0 && at > bytes.length - 4 && isContinuationByte(bytes[at])) at -= 1;
   const lead = bytes[at] ?? 0;
@@ -169,34 +157,33 @@ class PageLines {
 }
 
 /**
- * Reads lines [from, from+count) (0-based) streaming from the start. Memory is bounded by the
- * page: lines before `from` are only counted, a long line is held up to MAX_LINE_BYTES, and a line
- * already cut that ends the page is not read to its end.
+ * Reads lines [from, from+count) (0-based) from `pieces`, which start at byte `position` with
+ * line `index` (the line index finds the piece; a line that began in an earlier piece has an
+ * index below `from`). Memory is bounded by the page: lines before `from` are only counted, a
+ * long line is held up to MAX_LINE_BYTES, and a line already cut that ends the page is not read
+ * to its end.
  */
-async function readForward(file: FileHandle, size: number, from: number, count: number): Promise<{ lines: string[]; more: boolean }> {
-  const buf = Buffer.allocUnsafe(CHUNK);
+async function readForward(pieces: AsyncIterable<Buffer>, start: { position: number; index: number; size: number }, from: number, count: number): Promise<{ lines: string[]; more: boolean }> {
   const page = new PageLines(count);
   const line = new LineBuffer(true);
   const done = (more: boolean) => ({ lines: page.lines, more: more || page.cut });
-  let index = 0;
-  let position = 0;
-  while (position < size) {
-    const { bytesRead } = await file.read(buf, 0, Math.min(CHUNK, size - position), position);
-    if (bytesRead === 0) break;
-    const chunk = buf.subarray(0, bytesRead);
+  const { size } = start;
+  let { index, position } = start;
+  for await (const chunk of pieces) {
+    const bytesRead = chunk.length;
     position += bytesRead;
-    let start = 0;
-    while (start < bytesRead) {
-      const nl = chunk.indexOf(NEWLINE, start);
+    let at = 0;
+    while (at < bytesRead) {
+      const nl = chunk.indexOf(NEWLINE, at);
       const end = nl === -1 ? bytesRead : nl;
-      if (index >= from) line.append(chunk.subarray(start, end));
-      else line.length += end - start;
+      if (index >= from) line.append(chunk.subarray(at, end));
+      else line.length += end - at;
       if (nl === -1) break;
-      start = nl + 1;
+      at = nl + 1;
       if (index >= from) {
         if (!page.fits(line.pageBytes)) return done(true);
         page.add(line);
-        if (page.complete) return done(position - bytesRead + start < size);
+        if (page.complete) return done(position - bytesRead + at < size);
       } else line.take();
       index += 1;
     }
@@ -214,24 +201,20 @@ async function readForward(file: FileHandle, size: number, from: number, count: 
 }
 
 /**
- * Reads the last `count` lines walking backwards from the end of the file, in bounded pieces;
- * more is true when earlier lines exist or a line was cut.
+ * Reads the last `count` lines from `pieces` (the stream's bytes in windows, last first); more is true
+ * when earlier lines exist or a line was cut.
  */
-async function readTail(file: FileHandle, size: number, count: number): Promise<{ lines: string[]; more: boolean }> {
-  if (size === 0 || count === 0) return { lines: [], more: size > 0 };
+async function readTail(pieces: AsyncIterable<Buffer>, info: LogStreamInfo, count: number): Promise<{ lines: string[]; more: boolean }> {
+  if (info.size === 0 || count === 0) return { lines: [], more: info.size > 0 };
   const page = new PageLines(count);
   const line = new LineBuffer(false);
   const done = (more: boolean) => ({ lines: page.lines.reverse(), more: more || page.cut });
-  const last = Buffer.allocUnsafe(1);
-  await file.read(last, 0, 1, size - 1);
   // A trailing newline ends the last line; it does not start another.
-  let position = last[0] === NEWLINE ? size - 1 : size;
-  const buf = Buffer.allocUnsafe(CHUNK);
-  while (position > 0) {
-    const length = Math.min(CHUNK, position);
-    position -= length;
-    const { bytesRead } = await file.read(buf, 0, length, position);
-    let end = bytesRead;
+  let skipLast = info.endsWithNewline;
+  for await (const piece of pieces) {
+    const buf = skipLast ? piece.subarray(0, piece.length - 1) : piece;
+    skipLast = false;
+    let end = buf.length;
     for (let nl = buf.lastIndexOf(NEWLINE, end - 1); nl !== -1; nl = end > 0 ? buf.lastIndexOf(NEWLINE, end - 1) : -1) {
       line.prepend(buf.subarray(nl + 1, end));
       end = nl;
@@ -251,34 +234,28 @@ async function readTail(file: FileHandle, size: number, count: number): Promise<
   return done(false);
 }
 
-function page(lines: string[], total: LineCount, hasMore: boolean): LogPage {
-  return { content: lines.join('\n'), lineCount: lines.length, totalLines: total.total, hasMore, isEstimate: total.estimate };
+function page(lines: string[], total: number, hasMore: boolean): LogPage {
+  return { content: lines.join('\n'), lineCount: lines.length, totalLines: total, hasMore, isEstimate: false };
 }
 
 /**
- * One page of a log file without reading the whole file into memory. A missing file is an
- * empty page: a step that has not written anything yet has no log.
+ * One page of a stored log, fetching only the pieces it shows: the stream's row gives the exact
+ * total, the line index the piece where the page starts. A log nothing was stored for yet (a
+ * step that printed nothing) is an empty page.
  */
-export async function readLogPage(path: string, window: LogWindow): Promise<LogPage> {
-  let file: FileHandle;
-  try {
-    file = await open(path, 'r');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return EMPTY_LOG_PAGE;
-    throw error;
+export async function readLogPage(db: Db, ref: LogStreamRef, window: LogWindow): Promise<LogPage> {
+  if (window.kind === 'tail') {
+    const tail = await logTail(db, ref, FIRST_TAIL_WINDOW);
+    if (tail === undefined || tail.info.size === 0) return EMPTY_LOG_PAGE;
+    const { lines, more } = await readTail(bytesBackward(db, ref, tail.info.size, tail.bytes), tail.info, window.lines);
+    return page(lines, totalLines(tail.info), more);
   }
-  try {
-    const { size } = await file.stat();
-    const total = await countLines(file, size);
-    if (window.kind === 'tail') {
-      const { lines, more } = await readTail(file, size, window.lines);
-      return page(lines, total, more);
-    }
-    const from = window.kind === 'head' ? 0 : window.offset - 1;
-    const count = window.kind === 'head' ? window.lines : window.limit;
-    const { lines, more } = await readForward(file, size, from, count);
-    return page(lines, total, more);
-  } finally {
-    await file.close();
-  }
+  const from = window.kind === 'head' ? 0 : window.offset - 1;
+  const count = window.kind === 'head' ? window.lines : window.limit;
+  const start = await logLineStart(db, ref, from);
+  if (start === undefined || start.info.size === 0) return EMPTY_LOG_PAGE;
+  const total = totalLines(start.info);
+  if (from >= total) return page([], total, false);
+  const { lines, more } = await readForward(bytesForward(db, ref, start.offset, start.info.size), { position: start.offset, index: start.linesBefore, size: start.info.size }, from, count);
+  return page(lines, total, more);
 }

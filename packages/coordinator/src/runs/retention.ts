@@ -28,7 +28,10 @@ function attemptFolders(logFile: string): string[] {
   return Array.from({ length: Number(last) }, (_, i) => join(dirname(latest), `${stem}.${i + 1}`));
 }
 
-/** Removes old finished runs and the log directories of all their attempts, DAG by DAG. */
+/**
+ * Removes old finished runs, DAG by DAG: their stored logs go with them (run_log_chunks cascade
+ * from runs), and this coordinator's local log folders of all their attempts, when it has them.
+ */
 export async function purgeOldRuns(deps: RetentionDeps): Promise<number> {
   const now = (deps.now ?? (() => new Date()))();
   // The shortest retention is one day: nothing younger can be due.

@@ -1,7 +1,7 @@
 import { NotFoundError } from '@trellis/core';
-import { dirname, resolve, sep } from 'node:path';
-import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
-import { readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
+import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { EMPTY_LOG_PAGE, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
+import { logStreamOf } from '../logs/log-streams.js';
 import { runDetails, runSummary } from './payloads.js';
 import type { RunService } from './run-service.js';
 
@@ -16,6 +16,14 @@ export type RunListFilter = RunFilter;
 
 /** What the outputs of a run that stored none read as: the contract's empty outputs document. */
 const NO_OUTPUTS = { metadata: { dagName: '', dagRunId: '', attemptId: '', status: '', completedAt: '0001-01-01T00:00:00Z', params: '' }, outputs: {} };
+
+/** A run's log, or a step's (or handler's) stdout or stderr. */
+export interface LogTarget {
+  step?: string;
+  stream: 'stdout' | 'stderr';
+}
+
+export const RUN_LOG: LogTarget = { stream: 'stdout' };
 
 interface NodeLogs {
   step?: { name?: string };
@@ -69,14 +77,26 @@ export class RunQueries {
   }
 
   async log(name: string, dagRunId: string, window: LogWindow): Promise<LogPage> {
-    return readLogPage((await this.resolve(name, dagRunId)).logFile, window);
+    const run = await this.resolve(name, dagRunId);
+    return this.page(await this.logStream(run, RUN_LOG), window);
   }
 
   /** A page of a step's (or handler's) stdout or stderr. */
   async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', window: LogWindow): Promise<LogPage> {
     const run = await this.resolve(name, dagRunId);
-    const data = await this.loggedNode(run, stepName);
-    return readLogPage(insideRunDir(run, stream === 'stderr' ? data.stderr : data.stdout), window);
+    return this.page(await this.logStream(run, { step: stepName, stream }), window);
+  }
+
+  /** Where a log of the run's current attempt is stored; undefined while it has none (a node without output). */
+  async logStream(run: RunRecord, log: LogTarget): Promise<LogStreamRef | undefined> {
+    if (log.step === undefined) return logStreamOf(run, run.logFile);
+    const data = await this.loggedNode(run, log.step);
+    return logStreamOf(run, log.stream === 'stderr' ? data.stderr : data.stdout);
+  }
+
+  /** A page of a stored log; a node without a log of this attempt's has an empty one. */
+  private page(ref: LogStreamRef | undefined, window: LogWindow): Promise<LogPage> {
+    return ref === undefined ? Promise.resolve(EMPTY_LOG_PAGE) : readLogPage(this.deps.db, ref, window);
   }
 
   /** A sub-DAG run (at any depth) of the run `name`/`dagRunId`, by its own id. */
@@ -110,11 +130,4 @@ export class RunQueries {
 
 function stepOf(nodes: NodeRow[], stepName: string): NodeRow | undefined {
   return nodes.find((n) => n.kind === 'step' && n.stepName === stepName);
-}
-
-/** A node's log file, read only inside its run's log directory (a DAG's log_dir holds other runs too). */
-function insideRunDir(run: RunRecord, path: string | undefined): string {
-  if (path === undefined || path === '') return '';
-  const runDir = dirname(resolve(run.logFile));
-  return resolve(path).startsWith(runDir + sep) ? path : '';
 }

@@ -5,12 +5,12 @@ import type { Long } from '@grpc/proto-loader';
 export interface LogChunk {
   /**
    * The log file's path relative to the attempt's log directory ("run.log", "<step>.out", ...):
-   * the coordinator writes it under its own log directory for the run.
+   * the name the coordinator stores its bytes under in the database.
    */
   'stream'?: (string);
   /**
-   * Byte offset of `data` in that file. Chunks are written at their offset, so a resend after
-   * a reconnect rewrites the same bytes and never duplicates log text.
+   * Byte offset of `data` in that file. Chunks are stored at their offset, so a resend after
+   * a reconnect (to this coordinator or another) never duplicates log text.
    */
   'offset'?: (number | string | Long);
   'data'?: (Buffer | Uint8Array | string);
@@ -19,12 +19,12 @@ export interface LogChunk {
 export interface LogChunk__Output {
   /**
    * The log file's path relative to the attempt's log directory ("run.log", "<step>.out", ...):
-   * the coordinator writes it under its own log directory for the run.
+   * the name the coordinator stores its bytes under in the database.
    */
   'stream': (string);
   /**
-   * Byte offset of `data` in that file. Chunks are written at their offset, so a resend after
-   * a reconnect rewrites the same bytes and never duplicates log text.
+   * Byte offset of `data` in that file. Chunks are stored at their offset, so a resend after
+   * a reconnect (to this coordinator or another) never duplicates log text.
    */
   'offset': (number);
   'data': (Buffer);

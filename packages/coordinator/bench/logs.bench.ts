@@ -1,0 +1,108 @@
+// Run logs in PostgreSQL: a 100 MB step log sent by a real worker process to coordinator A
+// (gRPC reports, stored as chunks), then read through coordinator B on the same database, 8
+// requests in flight: tail, a page in the middle by offset, and the run log's tail.
+//   npm run bench -w packages/coordinator
+// PostgreSQL: TRELLIS_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the
+// benchmark works in a schema of its own and drops it at the end.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openDatabase } from '@trellis/store';
+import { openBenchDatabase } from '@trellis/store/testing';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
+
+const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const CLI = resolve(import.meta.dirname, '..', '..', 'cli', 'dist', 'main.js');
+const LOG_BYTES = 100 * 1024 * 1024;
+const IN_FLIGHT = 8;
+const WARMUP_REQUESTS = 80;
+const MEASURED_REQUESTS = 800;
+const LATENCY_TARGET_MS = 25;
+// 64-byte lines, numbered: 1,638,400 of them make the 100 MB.
+const LINE_BYTES = 64;
+const LINES = LOG_BYTES / LINE_BYTES;
+const DAG = `worker_selector:\n  pool: bench\nsteps:\n  - name: flood\n    command: awk 'BEGIN { for (i = 1; i <= ${LINES}; i++) printf "%08d %054d\\n", i, 0 }'\n`;
+
+/** Nearest-rank percentile. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+async function startOne(dir: string, id: string, db: Awaited<ReturnType<typeof openDatabase>>): Promise<Coordinator> {
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, `data-${id}`), timezone: 'UTC', coordinatorId: id } });
+  return startCoordinator(config, createSilentLogger(), { watch: false, db });
+}
+
+async function getJson<T>(c: Coordinator, path: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(c.apiUrl + path, { ...init, headers: { 'content-type': 'application/json' } });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`);
+  return JSON.parse(text) as T;
+}
+
+async function waitForEnd(c: Coordinator, path: string): Promise<number> {
+  for (;;) {
+    const { dagRun } = await getJson<{ dagRun: { status: number } }>(c, path);
+    if ([2, 3, 4, 6, 8].includes(dagRun.status)) return dagRun.status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** `IN_FLIGHT` requests at a time; each figure is one request's latency, body read included. */
+async function measure(c: Coordinator, label: string, path: (i: number) => string, check: (page: { content: string; totalLines: number }) => boolean): Promise<number> {
+  const times: number[] = [];
+  let next = 0;
+  const total = WARMUP_REQUESTS + MEASURED_REQUESTS;
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < total) {
+        const i = next;
+        next += 1;
+        const started = performance.now();
+        const page = await getJson<{ content: string; totalLines: number }>(c, path(i));
+        if (i >= WARMUP_REQUESTS) times.push(performance.now() - started);
+        if (!check(page)) throw new Error(`${label}: unexpected page ${page.content.slice(0, 100)}`);
+      }
+    }),
+  );
+  const p99 = percentile(times, 99);
+  console.log(`    ${label.padEnd(52)} p50 ${percentile(times, 50).toFixed(1).padStart(6)} ms   p99 ${p99.toFixed(1).padStart(6)} ms   n=${times.length}   ${p99 < LATENCY_TARGET_MS ? 'PASS' : 'MISS'}`);
+  return p99;
+}
+
+async function main(): Promise<void> {
+  console.log(`run logs benchmark (node ${process.version}; a ${LOG_BYTES / 1024 / 1024} MB step log from a worker through coordinator A, read through B, ${IN_FLIGHT} in flight)`);
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-logs-bench-'));
+  mkdirSync(join(dir, 'dags'));
+  writeFileSync(join(dir, 'dags', 'flood.yaml'), DAG);
+  const bench = await openBenchDatabase(DATABASE_URL, 'logs');
+  const other = await openDatabase({ databaseUrl: DATABASE_URL, schema: bench.schema });
+  const a = await startOne(dir, 'bench-a', bench.db);
+  const b = await startOne(dir, 'bench-b', other);
+  const worker = spawn(process.execPath, [CLI, 'worker', '--coordinator', a.grpcAddress ?? '', '--id', 'bench-w', '--labels', 'pool=bench', '--work-dir', join(dir, 'work'), '--log-level', 'warn'], { stdio: 'inherit' });
+  try {
+    const started = performance.now();
+    await getJson(b, '/dags/flood/start', { method: 'POST', body: JSON.stringify({ dagRunId: 'flood-1' }) });
+    const status = await waitForEnd(b, '/dag-runs/flood/flood-1');
+    const seconds = (performance.now() - started) / 1000;
+    if (status !== 4) throw new Error(`the run ended with status ${status}`);
+    console.log(`  ingest: ${LOG_BYTES / 1024 / 1024} MB through the worker's reports to A in ${seconds.toFixed(1)} s (${(LOG_BYTES / 1024 / 1024 / seconds).toFixed(1)} MB/s, run start to end)`);
+    console.log(`  reads through B (target p99 < ${LATENCY_TARGET_MS} ms):`);
+    const line = (n: number): string => `${String(n).padStart(8, '0')} ${'0'.repeat(54)}`;
+    await measure(b, 'GET /dag-runs/flood/flood-1/steps/flood/log?tail=100', () => '/dag-runs/flood/flood-1/steps/flood/log?tail=100', (p) => p.totalLines === LINES && p.content.endsWith(line(LINES)));
+    await measure(b, 'GET .../steps/flood/log?offset=<anywhere>&limit=100', (i) => `/dag-runs/flood/flood-1/steps/flood/log?offset=${1 + ((i * 7919 * 211) % (LINES - 100))}&limit=100`, (p) => p.content.split('\n').length === 100);
+    await measure(b, 'GET /dag-runs/flood/flood-1/log?tail=100', () => '/dag-runs/flood/flood-1/log?tail=100', (p) => p.totalLines > 0);
+  } finally {
+    worker.kill('SIGTERM');
+    await new Promise((r) => worker.once('exit', r));
+    await b.close();
+    await a.close();
+    await other.close();
+    await bench.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,72 @@
+import type { Queryable } from '../db/types.js';
+import { MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './log-stream.js';
+
+/** pg hands bytea out as a Buffer, PGlite as a Uint8Array: a Buffer over the same memory either way. */
+function asBuffer(data: Uint8Array): Buffer {
+  return Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+}
+
+interface StreamRow {
+  size: string;
+  newlines: string;
+  endsWithNewline: boolean;
+}
+
+const STREAM_COLUMNS = `s.size::text AS size, s.newlines::text AS newlines, s.ends_with_newline AS "endsWithNewline"`;
+
+function streamInfo(row: StreamRow): LogStreamInfo {
+  return { size: Number(row.size), newlines: Number(row.newlines), endsWithNewline: row.endsWithNewline };
+}
+
+/** A stream (undefined when nothing was stored for it) and its last `window` bytes, in one statement: a tail's usual single read. */
+export async function logTail(q: Queryable, ref: LogStreamRef, window: number): Promise<{ info: LogStreamInfo; bytes: Buffer } | undefined> {
+  const rows = await q.query<StreamRow & { data: Uint8Array | null }>(
+    `SELECT ${STREAM_COLUMNS}, substring(c.data FROM (greatest(s.size - $4::bigint - c.byte_offset, 0) + 1)::int) AS data
+     FROM run_log_streams s
+     LEFT JOIN run_log_chunks c ON c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream
+       AND c.byte_offset > s.size - $4::bigint - $5::bigint AND c.byte_offset + length(c.data) > s.size - $4::bigint
+     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3
+     ORDER BY c.byte_offset`,
+    [ref.runId, ref.attemptId, ref.stream, window, MAX_LOG_PIECE],
+  );
+  const first = rows[0];
+  if (first === undefined) return undefined;
+  return { info: streamInfo(first), bytes: Buffer.concat(rows.flatMap((r) => (r.data === null ? [] : [asBuffer(r.data)]))) };
+}
+
+/**
+ * A stream (undefined when nothing was stored for it) and where the piece holding the start of
+ * 0-based line `line` begins: the last piece with fewer newlines before it than `line` (the one
+ * holding newline number `line`), found through the line index, in one statement.
+ */
+export async function logLineStart(q: Queryable, ref: LogStreamRef, line: number): Promise<{ info: LogStreamInfo; offset: number; linesBefore: number } | undefined> {
+  const rows = await q.query<StreamRow & { offset: string | null; linesBefore: string | null }>(
+    `SELECT ${STREAM_COLUMNS}, c.byte_offset::text AS offset, c.lines_before::text AS "linesBefore"
+     FROM run_log_streams s
+     LEFT JOIN LATERAL (
+       SELECT byte_offset, lines_before FROM run_log_chunks c
+       WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream AND c.lines_before < $4
+       ORDER BY c.lines_before DESC, c.byte_offset DESC LIMIT 1) c ON true
+     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3`,
+    [ref.runId, ref.attemptId, ref.stream, line],
+  );
+  const row = rows[0];
+  if (row === undefined) return undefined;
+  return { info: streamInfo(row), offset: Number(row.offset ?? 0), linesBefore: Number(row.linesBefore ?? 0) };
+}
+
+/**
+ * The stored bytes [from, to) of a stream (fewer when it holds less): only the parts of the
+ * pieces in the range leave the database, so a page never moves much more than it shows.
+ */
+export async function logBytes(q: Queryable, ref: LogStreamRef, from: number, to: number): Promise<Buffer> {
+  if (to <= from) return Buffer.alloc(0);
+  const rows = await q.query<{ data: Uint8Array }>(
+    `SELECT substring(data FROM (greatest($4::bigint - byte_offset, 0) + 1)::int FOR (least($5::bigint, byte_offset + length(data)) - greatest($4::bigint, byte_offset))::int) AS data
+     FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3
+       AND byte_offset > $4::bigint - $6::bigint AND byte_offset < $5::bigint AND byte_offset + length(data) > $4::bigint
+     ORDER BY byte_offset`,
+    [ref.runId, ref.attemptId, ref.stream, from, to, MAX_LOG_PIECE],
+  );
+  return Buffer.concat(rows.map((r) => asBuffer(r.data)));
+}

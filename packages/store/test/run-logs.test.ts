@@ -1,0 +1,141 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStatus } from '@trellis/core';
+import {
+  appendLogChunks, appendOwnLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
+  type Db, type LogStreamRef, type OwnLogStreams, type RunRecord,
+} from '@trellis/store';
+import { openTestDb } from '@trellis/store/testing';
+
+let db: Db;
+let second: (() => Promise<Db>) | undefined;
+let cleanup: () => Promise<void>;
+
+before(async () => {
+  ({ db, cleanup, second } = await openTestDb('run_logs'));
+});
+after(async () => cleanup());
+
+async function newRun(dagRunId: string): Promise<RunRecord> {
+  return insertRun(db, {
+    dagName: 'logs', dagRunId, fileName: 'logs', attemptId: 'a1', status: RunStatus.Running, params: '[]', queueName: 'logs',
+    logFile: `/var/log/logs/${dagRunId}.1/run.log`, specYaml: 'steps: [echo]', labels: [], trigger: 'manual',
+    triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false,
+  });
+}
+
+/** The stored pieces of a stream, in order, checked to be contiguous. */
+async function pieces(ref: LogStreamRef): Promise<Array<{ offset: number; data: Buffer }>> {
+  const rows = await db.query<{ offset: string; data: Uint8Array }>(
+    'SELECT byte_offset::text AS offset, data FROM run_log_chunks WHERE run_id = $1 AND attempt_id = $2 AND stream = $3 ORDER BY byte_offset',
+    [ref.runId, ref.attemptId, ref.stream],
+  );
+  let expected = 0;
+  return rows.map((r) => {
+    assert.equal(Number(r.offset), expected, 'pieces are contiguous');
+    expected += r.data.length;
+    return { offset: Number(r.offset), data: Buffer.from(r.data) };
+  });
+}
+
+async function storedText(ref: LogStreamRef): Promise<string> {
+  return Buffer.concat((await pieces(ref)).map((p) => p.data)).toString('utf8');
+}
+
+describe('run logs in the database', () => {
+  test('resends and overlaps keep one copy of each byte; a gap is refused, never stored', async () => {
+    const run = await newRun('dedupe');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'step.out' };
+    const text = 'one\ntwo\nthree\nfour\n';
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }])).stored, 6);
+    // The same chunk again (a worker's resend after a lost answer), then one overlapping it.
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 0, data: Buffer.from(text.slice(0, 6)) }])).stored, 0);
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 4, data: Buffer.from(text.slice(4, 12)) }])).stored, 6);
+    const gap = await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 14, data: Buffer.from(text.slice(14)) }]);
+    assert.deepEqual([gap.stored, gap.refused, gap.ends.get('step.out')], [0, [{ stream: 'step.out', offset: 14, expected: 12 }], { size: 12, newlines: 2, endsWithNewline: false }]);
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.out', offset: 12, data: Buffer.from(text.slice(12)) }]);
+    assert.equal(await storedText(ref), text);
+    assert.deepEqual(await logTail(db, ref, 5), { info: { size: text.length, newlines: 4, endsWithNewline: true }, bytes: Buffer.from('four\n') });
+    // Streams and attempts are apart: another attempt's log of the same name starts empty.
+    assert.equal(await logTail(db, { ...ref, attemptId: 'a2' }, 5), undefined);
+  });
+
+  test('large chunks are stored in bounded pieces with a line index that finds any line', async () => {
+    const run = await newRun('pieces');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
+    const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} ${'x'.repeat(i % 40)}`);
+    const data = Buffer.from(lines.join('\n'));
+    // Odd chunk sizes, so lines span chunks and pieces.
+    const chunks = [];
+    for (let at = 0, size = 700_001; at < data.length; at += size, size = 333_333) chunks.push({ stream: 'run.log', offset: at, data: data.subarray(at, at + size) });
+    await appendLogChunks(db, run.id, 'a1', chunks);
+    const stored = await pieces(ref);
+    assert.ok(stored.every((p) => p.data.length <= MAX_LOG_PIECE));
+    assert.equal(Buffer.concat(stored.map((p) => p.data)).toString(), lines.join('\n'));
+    const info = { size: data.length, newlines: 59_999, endsWithNewline: false };
+    assert.deepEqual(await logTail(db, ref, 100_000), { info, bytes: data.subarray(data.length - 100_000) });
+    for (const line of [0, 1, 12_345, 59_999]) {
+      const at = await logLineStart(db, ref, line);
+      assert.ok(at !== undefined);
+      assert.deepEqual(at.info, info);
+      const start = line === 0 ? 0 : nthNewline(data, line) + 1;
+      const holding = stored.find((p) => p.offset <= start && start <= p.offset + p.data.length);
+      assert.ok(holding !== undefined && at.offset <= start && start - at.offset <= MAX_LOG_PIECE, `line ${line}`);
+      assert.equal(at.linesBefore, countNewlines(data.subarray(0, at.offset)));
+    }
+    // Any byte range, across pieces, and past the end (only what is stored).
+    for (const [from, to] of [[0, 10], [MAX_LOG_PIECE - 5, MAX_LOG_PIECE + 5], [1_000_000, 1_300_000], [data.length - 3, data.length + 100]] as const) {
+      assert.deepEqual(await logBytes(db, ref, from, to), data.subarray(from, Math.min(to, data.length)), `bytes ${from}-${to}`);
+    }
+  });
+
+  test('two sessions storing the same resend at once keep one copy', async () => {
+    // On PostgreSQL a second pool (another coordinator); PGlite has one session, which serialises them.
+    const other = second !== undefined ? await second() : db;
+    const run = await newRun('race');
+    const data = Buffer.from('a\nb\nc\n'.repeat(50_000));
+    const chunk = { stream: 'run.log', offset: 0, data };
+    const results = await Promise.all([appendLogChunks(db, run.id, 'a1', [chunk]), appendLogChunks(other, run.id, 'a1', [chunk])]);
+    assert.deepEqual(results.map((r) => r.stored).sort(), [0, data.length]);
+    assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'run.log' }), data.toString());
+  });
+
+  test("a single writer's chunks go in one statement, which stores nothing when a stream does not end where the writer thinks", async () => {
+    const run = await newRun('own');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
+    const known: OwnLogStreams = new Map();
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }, { stream: 's.out', offset: 0, data: Buffer.from('x'.repeat(MAX_LOG_PIECE + 10)) }], known), true);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end') }], known), true);
+    assert.deepEqual(known.get('run.log'), { size: 9, newlines: 1, endsWithNewline: false });
+    assert.equal(await storedText(ref), 'start\nend');
+    assert.equal((await pieces({ ...ref, stream: 's.out' })).length, 2);
+    // Another write it did not make (or a stale idea of the end): nothing stored, and it says so.
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('!\n') }]);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('late\n') }], known), false);
+    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 20, data: Buffer.from('gap\n') }], known), false);
+    assert.equal(await storedText(ref), 'start\nend!\n');
+    assert.deepEqual((await logTail(db, ref, 4))?.info, { size: 11, newlines: 2, endsWithNewline: true });
+  });
+
+  test('retention removes a run with its stored logs', async () => {
+    const run = await newRun('old');
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('bye\n') }]);
+    await updateRunStatus(db, { runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, finishedAt: new Date() });
+    await db.query(`UPDATE runs SET created_at = now() - interval '40 days' WHERE id = $1`, [run.id]);
+    await purgeHistory(db, 'logs', 30, new Date());
+    const left = await db.query<{ n: number }>('SELECT (SELECT count(*) FROM run_log_chunks WHERE run_id = $1)::int + (SELECT count(*) FROM run_log_streams WHERE run_id = $1)::int AS n', [run.id]);
+    assert.equal(left[0]?.n, 0);
+  });
+});
+
+function nthNewline(data: Buffer, n: number): number {
+  let at = -1;
+  for (let i = 0; i < n; i += 1) at = data.indexOf(0x0a, at + 1);
+  return at;
+}
+
+function countNewlines(data: Buffer): number {
+  let count = 0;
+  for (let at = data.indexOf(0x0a); at !== -1; at = data.indexOf(0x0a, at + 1)) count += 1;
+  return count;
+}

@@ -1,0 +1,9 @@
+import type { ReactNode } from 'react';
+import { useAuth } from '../lib/auth';
+
+/** Pages only administrators may use: others are told so rather than shown 403s. */
+export function AdminOnly({ children }: { children: ReactNode }) {
+  const { can } = useAuth();
+  if (!can('admin')) return <p role="alert">This page is for administrators.</p>;
+  return <>{children}</>;
+}

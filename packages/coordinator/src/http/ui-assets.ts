@@ -30,7 +30,10 @@ export function uiAssets(options: UiAssetsOptions): Router | undefined {
   if (!existsSync(index)) return undefined;
   const shell = pageShell(readFileSync(index, 'utf8'), options.basePath, options.apiPath);
   const router = express.Router();
-  router.use('/assets', express.static(join(options.dir, 'assets'), { immutable: true, maxAge: '365d', index: false, fallthrough: false }));
+  // A missing asset is a stale page asking for an old build's file: a 404, never the shell.
+  router.use('/assets', express.static(join(options.dir, 'assets'), { immutable: true, maxAge: '365d', index: false }), (_req, res) => {
+    res.status(404).type('text/plain').send('no such asset');
+  });
   router.use(express.static(options.dir, { index: false }));
   // The API router, mounted before this one, answers every path under the API itself (404s too).
   router.get('/{*page}', (_req, res) => {

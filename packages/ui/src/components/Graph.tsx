@@ -31,15 +31,15 @@ function layout(steps: Schemas['Step'][], chain: boolean): Layout {
   const edges = edgesOf(steps, chain).filter(([from, to]) => names.has(from) && names.has(to));
   for (const [from, to] of edges) g.setEdge(from, to);
   dagre.layout(g);
-  const graph = g.graph();
+  const graph = g.graph() as { width?: number; height?: number };
   return {
     width: graph.width ?? 0,
     height: graph.height ?? 0,
     nodes: steps.map((s) => {
-      const n = g.node(s.name);
+      const n = g.node(s.name) as { x: number; y: number };
       return { name: s.name, x: n.x, y: n.y };
     }),
-    edges: edges.map(([from, to]) => ({ from, to, points: g.edge(from, to).points ?? [] })),
+    edges: edges.map(([from, to]) => ({ from, to, points: (g.edge(from, to) as { points?: Array<{ x: number; y: number }> }).points ?? [] })),
   };
 }
 

@@ -23,6 +23,9 @@ function parseDefaultParams(text: string): Record<string, string> {
   return out;
 }
 
+/** A schema value as form text: objects as JSON, not `[object Object]`. */
+const asText = (value: unknown): string => (typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value));
+
 type JsonSchemaProperty = { type?: string; description?: string; default?: unknown; enum?: unknown[]; minimum?: number; maximum?: number; pattern?: string };
 
 /** Form fields from paramSchema when present (the contract says prefer it), else paramDefs, else the names. */
@@ -34,8 +37,8 @@ function fieldsOf(dag: Schemas['DagDetail']): Field[] {
       name,
       type: p.type ?? 'string',
       ...(p.description !== undefined ? { description: p.description } : {}),
-      ...(p.default !== undefined ? { default: String(p.default) } : defaults[name] !== undefined ? { default: defaults[name] } : {}),
-      ...(p.enum !== undefined ? { options: p.enum.map(String) } : {}),
+      ...(p.default !== undefined ? { default: asText(p.default) } : defaults[name] !== undefined ? { default: defaults[name] } : {}),
+      ...(p.enum !== undefined ? { options: p.enum.map(asText) } : {}),
       ...(p.minimum !== undefined ? { minimum: p.minimum } : {}),
       ...(p.maximum !== undefined ? { maximum: p.maximum } : {}),
       ...(p.pattern !== undefined ? { pattern: p.pattern } : {}),

@@ -102,7 +102,7 @@ export default function DagDetail() {
   const [run, busy, actionError] = useAction();
   const detail = useResource(() => unwrap(api.GET('/dags/{fileName}', { params: { path: { fileName } } })), [fileName]);
   const history = useResource(() => unwrap(api.GET('/dags/{fileName}/dag-runs', { params: { path: { fileName } } })), [fileName]);
-  const latest = detail.data?.latestDAGRun as Schemas['DagRunSummary'] | null | undefined;
+  const latest = detail.data?.latestDAGRun;
   const latestRun = useResource(
     () => (latest?.dagRunId !== undefined ? unwrap(api.GET('/dag-runs/{name}/{dagRunId}', { params: { path: { name: latest.name, dagRunId: latest.dagRunId } } })) : Promise.resolve(undefined)),
     [latest?.dagRunId, latest?.status],

@@ -110,7 +110,7 @@ export default function DagList() {
         (q === '' || d.fileName.toLowerCase().includes(q) || d.dag.name.toLowerCase().includes(q) || d.dag.description.toLowerCase().includes(q)) &&
         (label === '' || d.dag.labels.includes(label)) &&
         (group === '' || d.dag.group === group) &&
-        (status === '' || (status === 'suspended' ? d.suspended : d.latestDAGRun !== undefined && d.latestDAGRun !== null && runStatusWord((d.latestDAGRun as RunSummary).status) === status)),
+        (status === '' || (status === 'suspended' ? d.suspended : d.latestDAGRun !== undefined && d.latestDAGRun !== null && runStatusWord(d.latestDAGRun.status) === status)),
     );
   }, [all, query, label, group, status]);
   const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });

@@ -51,7 +51,9 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       can: (ability) => principal !== undefined && ABILITIES[principal.role].has(ability),
       signIn: (session) => {
         setToken(session.token);
-        refresh();
+        // Signed in from now on: the next page must not bounce back to the login page.
+        setPrincipal({ kind: 'user', id: session.user.id, name: session.user.username, role: session.user.role });
+        setSignedOut(false);
       },
       signOut: () => {
         setToken(null);

@@ -1,19 +1,39 @@
-import { Component, lazy, Suspense, useEffect, useState, type ReactNode } from 'react';
-import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { Component, Suspense, useEffect, useState, type ReactNode } from 'react';
+import { BrowserRouter, matchPath, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
 import { basePath } from './api/client';
 import { AuthProvider, useAuth } from './lib/auth';
 import { Loading } from './components/common';
+import { pageChunk } from './lib/pages';
 
 // One chunk per page: the first load carries only the shell and the page it opens.
-const DagList = lazy(() => import('./pages/DagList'));
-const DagDetail = lazy(() => import('./pages/DagDetail'));
-const RunDetail = lazy(() => import('./pages/RunDetail'));
-const Runs = lazy(() => import('./pages/Runs'));
-const Queues = lazy(() => import('./pages/Queues'));
-const Login = lazy(() => import('./pages/Login'));
-const Users = lazy(() => import('./pages/Users'));
-const ApiKeys = lazy(() => import('./pages/ApiKeys'));
-const Webhooks = lazy(() => import('./pages/Webhooks'));
+const DagList = pageChunk(() => import('./pages/DagList'));
+const DagDetail = pageChunk(() => import('./pages/DagDetail'));
+const RunDetail = pageChunk(() => import('./pages/RunDetail'));
+const Runs = pageChunk(() => import('./pages/Runs'));
+const Queues = pageChunk(() => import('./pages/Queues'));
+const Login = pageChunk(() => import('./pages/Login'));
+const Users = pageChunk(() => import('./pages/Users'));
+const ApiKeys = pageChunk(() => import('./pages/ApiKeys'));
+const Webhooks = pageChunk(() => import('./pages/Webhooks'));
+
+const ROUTES: Array<{ path: string; page: { preload: () => Promise<void> }; element: ReactNode }> = [
+  { path: '/', page: DagList, element: <DagList /> },
+  { path: '/dags/:fileName', page: DagDetail, element: <DagDetail /> },
+  { path: '/runs', page: Runs, element: <Runs /> },
+  { path: '/runs/:name/:dagRunId', page: RunDetail, element: <RunDetail /> },
+  { path: '/queues', page: Queues, element: <Queues /> },
+  { path: '/login', page: Login, element: <Login mode="login" /> },
+  { path: '/setup', page: Login, element: <Login mode="setup" /> },
+  { path: '/admin/users', page: Users, element: <Users /> },
+  { path: '/admin/api-keys', page: ApiKeys, element: <ApiKeys /> },
+  { path: '/admin/webhooks', page: Webhooks, element: <Webhooks /> },
+];
+
+/** Loads the chunk of the page at `pathname` (under the base path), if it names one. */
+export function preloadPage(pathname: string): Promise<void> {
+  const route = ROUTES.find((r) => matchPath(r.path, pathname) !== null);
+  return route !== undefined ? route.page.preload() : Promise.resolve();
+}
 
 type Theme = 'light' | 'dark';
 
@@ -85,7 +105,9 @@ function Nav() {
 }
 
 function Shell() {
-  const { signedOut, principal } = useAuth();
+  // Pages render before /auth/me answers (actions stay disabled until the role is known): the
+  // session check and the page's own requests go out together instead of one after the other.
+  const { signedOut } = useAuth();
   const location = useLocation();
   const onAuthPage = location.pathname === '/login' || location.pathname === '/setup';
   if (signedOut && !onAuthPage) return <Navigate to="/login" replace state={{ from: location.pathname }} />;
@@ -98,23 +120,12 @@ function Shell() {
       <main id="main" tabIndex={-1}>
         <PageBoundary resetKey={location.pathname}>
           <Suspense fallback={<Loading what="the page" />}>
-            {principal === undefined && !signedOut ? (
-              <Loading what="your session" />
-            ) : (
-              <Routes>
-                <Route path="/" element={<DagList />} />
-                <Route path="/dags/:fileName" element={<DagDetail />} />
-                <Route path="/runs" element={<Runs />} />
-                <Route path="/runs/:name/:dagRunId" element={<RunDetail />} />
-                <Route path="/queues" element={<Queues />} />
-                <Route path="/login" element={<Login mode="login" />} />
-                <Route path="/setup" element={<Login mode="setup" />} />
-                <Route path="/admin/users" element={<Users />} />
-                <Route path="/admin/api-keys" element={<ApiKeys />} />
-                <Route path="/admin/webhooks" element={<Webhooks />} />
-                <Route path="*" element={<p role="alert">No page at {location.pathname}.</p>} />
-              </Routes>
-            )}
+            <Routes>
+              {ROUTES.map((r) => (
+                <Route key={r.path} path={r.path} element={r.element} />
+              ))}
+              <Route path="*" element={<p role="alert">No page at {location.pathname}.</p>} />
+            </Routes>
           </Suspense>
         </PageBoundary>
       </main>

@@ -3,6 +3,11 @@ import dagre from '@dagrejs/dagre';
 import type { Schemas } from '../api/client';
 import { nodeStatusWord, toneOf } from '../lib/status';
 
+/**
+ * Above this many steps the crossing-reduction passes are skipped: on a 200-step graph they
+ * cost several hundred milliseconds of a first render; the order from a depth-first walk stays.
+ */
+const ORDERING_LIMIT = 100;
 const NODE_W = 180;
 const NODE_H = 44;
 
@@ -24,13 +29,14 @@ function edgesOf(steps: Schemas['Step'][], chain: boolean): Array<[string, strin
 
 function layout(steps: Schemas['Step'][], chain: boolean): Layout {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 48, marginx: 8, marginy: 8 });
+  // tight-tree ranks in a fraction of network-simplex's time, with the same layers for step graphs.
+  g.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 48, marginx: 8, marginy: 8, ranker: 'tight-tree' });
   g.setDefaultEdgeLabel(() => ({}));
   for (const step of steps) g.setNode(step.name, { width: NODE_W, height: NODE_H });
   const names = new Set(steps.map((s) => s.name));
   const edges = edgesOf(steps, chain).filter(([from, to]) => names.has(from) && names.has(to));
   for (const [from, to] of edges) g.setEdge(from, to);
-  dagre.layout(g);
+  dagre.layout(g, { disableOptimalOrderHeuristic: steps.length > ORDERING_LIMIT });
   const graph = g.graph() as { width?: number; height?: number };
   return {
     width: graph.width ?? 0,
@@ -45,7 +51,9 @@ function layout(steps: Schemas['Step'][], chain: boolean): Layout {
 
 /** The steps laid out left to right (dagre), each coloured by its status in `nodes` when given. */
 export function Graph({ steps, chain, nodes, onSelect }: { steps: Schemas['Step'][]; chain: boolean; nodes?: Schemas['Node'][]; onSelect?: (step: string) => void }) {
-  const laid = useMemo(() => layout(steps, chain), [steps, chain]);
+  // Laid out again only when the graph's shape changes, not on every status poll.
+  const shape = JSON.stringify([chain, steps.map((s) => [s.name, s.depends])]);
+  const laid = useMemo(() => layout(steps, chain), [shape]);
   const idPrefix = useId();
   const statusOf = new Map((nodes ?? []).map((n) => [n.step.name, n.status]));
   return (

@@ -1,14 +1,31 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { useState, useSyncExternalStore, type ReactNode } from 'react';
 import { absoluteTime, parseTime, relativeTime } from '../lib/time';
 import { nodeStatusWord, runStatusWord, toneOf } from '../lib/status';
 
+/** One clock for every relative time on the page (a page may show hundreds), ticking twice a minute. */
+const clock = {
+  now: Date.now(),
+  listeners: new Set<() => void>(),
+  timer: undefined as ReturnType<typeof setInterval> | undefined,
+  subscribe(listener: () => void): () => void {
+    clock.listeners.add(listener);
+    clock.timer ??= setInterval(() => {
+      clock.now = Date.now();
+      clock.listeners.forEach((l) => l());
+    }, 30_000);
+    return () => {
+      clock.listeners.delete(listener);
+      if (clock.listeners.size === 0 && clock.timer !== undefined) {
+        clearInterval(clock.timer);
+        clock.timer = undefined;
+      }
+    };
+  },
+};
+
 /** A time shown relative ("3 minutes ago") and absolute (in the user's zone). */
 export function Time({ value, empty = '—' }: { value: string | undefined; empty?: string }) {
-  const [, tick] = useState(0);
-  useEffect(() => {
-    const timer = setInterval(() => tick((n) => n + 1), 30_000);
-    return () => clearInterval(timer);
-  }, []);
+  useSyncExternalStore(clock.subscribe, () => clock.now);
   const date = parseTime(value);
   if (date === undefined) return <span className="muted">{empty}</span>;
   return (

@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api, unwrap, type Schemas } from '../api/client';
@@ -17,14 +17,28 @@ const PAGE_SIZE = 1000;
 const DOTS = 5;
 const ROW_HEIGHT = 56;
 
-/** Every DAG, page by page (the API's largest page is 1000). */
-async function loadAllDags(): Promise<DagItem[]> {
-  const all: DagItem[] = [];
-  for (let page = 1; ; page++) {
-    const body = await unwrap(api.GET('/dags', { params: { query: { page, perPage: PAGE_SIZE } } }));
-    all.push(...body.dags);
-    if (body.pagination.nextPage === null || body.pagination.nextPage === undefined || body.dags.length === 0) return all;
-  }
+/**
+ * Every DAG: the first page (the API's largest, 1000) is shown as soon as it arrives, the rest
+ * are fetched together and appended. Live updates load them again.
+ */
+function useAllDags(): { data: DagItem[] | undefined; error: Error | undefined; loading: boolean; reload: () => void } {
+  const [state, setState] = useState<{ data?: DagItem[]; error?: Error; loading: boolean }>({ loading: true });
+  const generation = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++generation.current;
+    const page = (n: number) => unwrap(api.GET('/dags', { params: { query: { page: n, perPage: PAGE_SIZE } } }));
+    const fail = (error: unknown) => mine === generation.current && setState((s) => ({ ...s, loading: false, error: error instanceof Error ? error : new Error(String(error)) }));
+    page(1).then(async (first) => {
+      if (mine !== generation.current) return;
+      const pages = first.pagination.totalPages;
+      setState({ data: first.dags, loading: pages > 1 });
+      if (pages <= 1) return;
+      const rest = await Promise.all(Array.from({ length: pages - 1 }, (_, i) => page(i + 2)));
+      if (mine === generation.current) setState({ data: [...first.dags, ...rest.flatMap((r) => r.dags)], loading: false });
+    }, fail).catch(fail);
+  }, []);
+  useEffect(reload, [reload]);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
 }
 
 /** The newest runs, grouped by DAG name, newest first: the coloured dots. */
@@ -86,7 +100,7 @@ function SuspendToggle({ item, onChanged }: { item: DagItem; onChanged: () => vo
 }
 
 export default function DagList() {
-  const dags = useResource(loadAllDags, []);
+  const dags = useAllDags();
   const runs = useResource(loadRecentRuns, []);
   const { can } = useAuth();
   const [query, setQuery] = useState('');

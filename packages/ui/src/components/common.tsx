@@ -7,7 +7,7 @@ const clock = {
   now: Date.now(),
   listeners: new Set<() => void>(),
   timer: undefined as ReturnType<typeof setInterval> | undefined,
-  subscribe(listener: () => void): () => void {
+  subscribe: (listener: () => void): (() => void) => {
     clock.listeners.add(listener);
     clock.timer ??= setInterval(() => {
       clock.now = Date.now();

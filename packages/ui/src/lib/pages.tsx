@@ -19,7 +19,8 @@ export function pageChunk<P extends object>(load: () => Promise<{ default: Compo
       loaded = module.default;
     }));
   const Page = (props: P) => {
-    // Suspends (throws the pending load) until the chunk is in.
+    // Suspends until the chunk is in: Suspense's protocol is a thrown promise.
+    // eslint-disable-next-line @typescript-eslint/only-throw-error
     if (loaded === undefined) throw preload();
     const Loaded = loaded;
     return <Loaded {...props} />;

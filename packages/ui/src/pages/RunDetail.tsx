@@ -228,7 +228,7 @@ export default function RunDetail() {
         <div>
           <dt>Triggered by</dt>
           <dd>
-            {run.triggeredBy.kind} {run.triggeredBy.name}
+            {run.triggeredBy.name !== '' && run.triggeredBy.name !== run.triggeredBy.kind ? `${run.triggeredBy.name} (${run.triggeredBy.kind})` : run.triggeredBy.kind}
           </dd>
         </div>
         <div>

@@ -100,3 +100,13 @@ export function useAction(): [(action: () => Promise<unknown>) => Promise<boolea
   };
   return [run, busy, error];
 }
+
+/** A secret the API returns once (an API key, a webhook token): shown until the page is left. */
+export function SecretOnce({ what, value }: { what: string; value: string | undefined }) {
+  if (value === undefined) return null;
+  return (
+    <div className="card" role="status">
+      Copy the {what} now; it is not shown again: <code>{value}</code>
+    </div>
+  );
+}

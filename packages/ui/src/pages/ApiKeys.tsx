@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
 import { AdminOnly } from '../components/AdminOnly';
-import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
+import { ErrorNote, Loading, Page, SecretOnce, Time, useAction } from '../components/common';
 import { useResource } from '../lib/use-resource';
 
 type KeyRole = Schemas['ApiKey']['role'];
@@ -38,11 +38,7 @@ function ApiKeysPage() {
           Create key
         </button>
       </form>
-      {secret !== undefined ? (
-        <div className="card" role="status">
-          Copy the key now; it is not shown again: <code>{secret}</code>
-        </div>
-      ) : null}
+      <SecretOnce what="key" value={secret} />
       {keys.data === undefined ? (
         <Loading what="API keys" />
       ) : (

@@ -1,7 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { AdminOnly } from '../components/AdminOnly';
-import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
+import { ErrorNote, Loading, Page, SecretOnce, Time, useAction } from '../components/common';
 import { useResource } from '../lib/use-resource';
 
 function WebhooksPage() {
@@ -27,11 +27,7 @@ function WebhooksPage() {
           Create webhook
         </button>
       </form>
-      {token !== undefined ? (
-        <div className="card" role="status">
-          Copy the token now; it is not shown again: <code>{token}</code>
-        </div>
-      ) : null}
+      <SecretOnce what="token" value={token} />
       {hooks.data === undefined ? (
         <Loading what="webhooks" />
       ) : (

@@ -109,6 +109,7 @@ describe('the web UI', () => {
       // Live: the page was open before the run ended; the graph turns green with no reload.
       await page.locator('g.node[data-step="greet"][data-status="succeeded"]').waitFor();
       await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
+      assert.equal(await page.locator('polyline.edge').count(), 1, 'greet -> settle, the chain');
       await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
       await assertAccessible('the run page');
       await readmeScreenshot(page, 'run');
@@ -119,7 +120,10 @@ describe('the web UI', () => {
       await page.goto(url('/dags/greeter'));
       await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
       await assertAccessible('the DAG graph');
-      await page.getByRole('tab', { name: 'History' }).click();
+      // The view tabs by keyboard: arrows move between them.
+      await page.getByRole('tab', { name: 'Graph' }).focus();
+      await page.keyboard.press('ArrowLeft');
+      await page.getByRole('tab', { name: 'History', selected: true }).waitFor();
       await page.getByRole('table').waitFor();
       await readmeScreenshot(page, 'dag-history');
     });

@@ -18,23 +18,19 @@ interface Layout {
   edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>;
 }
 
-/** Dependencies as edges; a `chain` DAG's steps without depends run one after the other. */
-function edgesOf(steps: Schemas['Step'][], chain: boolean): Array<[string, string]> {
-  return steps.flatMap((step, i): Array<[string, string]> => {
-    if (step.depends.length > 0) return step.depends.map((d): [string, string] => [d, step.name]);
-    const previous = steps[i - 1];
-    return chain && previous !== undefined ? [[previous.name, step.name]] : [];
-  });
+/** Dependencies as edges (a chain DAG's steps come with `depends` on the step before, filled in by the parser). */
+function edgesOf(steps: Schemas['Step'][]): Array<[string, string]> {
+  return steps.flatMap((step) => step.depends.map((d): [string, string] => [d, step.name]));
 }
 
-function layout(steps: Schemas['Step'][], chain: boolean): Layout {
+function layout(steps: Schemas['Step'][]): Layout {
   const g = new dagre.graphlib.Graph();
   // tight-tree ranks in a fraction of network-simplex's time, with the same layers for step graphs.
   g.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 48, marginx: 8, marginy: 8, ranker: 'tight-tree' });
   g.setDefaultEdgeLabel(() => ({}));
   for (const step of steps) g.setNode(step.name, { width: NODE_W, height: NODE_H });
   const names = new Set(steps.map((s) => s.name));
-  const edges = edgesOf(steps, chain).filter(([from, to]) => names.has(from) && names.has(to));
+  const edges = edgesOf(steps).filter(([from, to]) => names.has(from) && names.has(to));
   for (const [from, to] of edges) g.setEdge(from, to);
   dagre.layout(g, { disableOptimalOrderHeuristic: steps.length > ORDERING_LIMIT });
   const graph = g.graph() as { width?: number; height?: number };
@@ -50,10 +46,10 @@ function layout(steps: Schemas['Step'][], chain: boolean): Layout {
 }
 
 /** The steps laid out left to right (dagre), each coloured by its status in `nodes` when given. */
-export function Graph({ steps, chain, nodes, onSelect }: { steps: Schemas['Step'][]; chain: boolean; nodes?: Schemas['Node'][]; onSelect?: (step: string) => void }) {
+export function Graph({ steps, nodes, onSelect }: { steps: Schemas['Step'][]; nodes?: Schemas['Node'][]; onSelect?: (step: string) => void }) {
   // Laid out again only when the graph's shape changes, not on every status poll.
-  const shape = JSON.stringify([chain, steps.map((s) => [s.name, s.depends])]);
-  const laid = useMemo(() => layout(steps, chain), [shape]);
+  const shape = JSON.stringify(steps.map((s) => [s.name, s.depends]));
+  const laid = useMemo(() => layout(steps), [shape]);
   const idPrefix = useId();
   const statusOf = new Map((nodes ?? []).map((n) => [n.step.name, n.status]));
   return (

@@ -152,8 +152,23 @@ export default function DagDetail() {
       ) : null}
       {(detail.data?.errors.length ?? 0) > 0 ? <div className="error">{detail.data?.errors.join('; ')}</div> : null}
       <div role="tablist" aria-label="DAG views" className="tabs">
-        {tabs.map(([id, label]) => (
-          <button key={id} type="button" role="tab" aria-selected={tab === id} onClick={() => setSearch({ tab: id })}>
+        {tabs.map(([id, label], i) => (
+          <button
+            key={id}
+            type="button"
+            role="tab"
+            aria-selected={tab === id}
+            tabIndex={tab === id ? 0 : -1}
+            onClick={() => setSearch({ tab: id })}
+            onKeyDown={(e) => {
+              // The tabs pattern: arrow keys move between tabs, Tab leaves the list.
+              const step = e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0;
+              if (step === 0) return;
+              const next = (i + step + tabs.length) % tabs.length;
+              setSearch({ tab: tabs[next]?.[0] ?? 'graph' });
+              (e.currentTarget.parentElement?.children[next] as HTMLElement | undefined)?.focus();
+            }}
+          >
             {label}
           </button>
         ))}
@@ -171,7 +186,6 @@ export default function DagDetail() {
             {full !== undefined ? (
               <Graph
                 steps={full.steps}
-                chain={full.type !== 'graph'}
                 {...(latestRun.data !== undefined ? { nodes: latestRun.data.dagRun.nodes } : {})}
                 {...(latest !== undefined && latest !== null ? { onSelect: (step: string) => void navigate(`${runLink(latest)}?step=${encodeURIComponent(step)}`) } : {})}
               />

@@ -158,7 +158,6 @@ export default function RunDetail() {
   const live = isLiveRun(run.status);
   const waitingSteps = run.status === 7 ? run.nodes.filter((n) => n.status === 1) : [];
   const steps = run.nodes.map((n) => n.step);
-  const chain = steps.every((s) => s.depends.length === 0) && steps.length > 1;
   const actions = (
     <>
       <button type="button" disabled={!can('run') || busy || !(run.status === 1 || run.status === 7 || run.status === 5)} onClick={() => void act(() => unwrap(api.POST('/dag-runs/{name}/{dagRunId}/stop', { params: { path } }))).then(detail.reload)}>
@@ -261,7 +260,7 @@ export default function RunDetail() {
       ) : null}
       {waitingSteps.map((n) => (can('run') ? <ApprovalForm key={n.step.name} run={run} step={n.step.name} onDone={detail.reload} /> : null))}
       <h2>Graph</h2>
-      <Graph steps={steps} chain={chain} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
+      <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
       <h2>Timeline</h2>
       <Gantt nodes={run.nodes} now={Date.now()} />
       <h2>Steps</h2>

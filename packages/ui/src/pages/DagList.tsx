@@ -178,7 +178,8 @@ export default function DagList() {
           {virtual.getVirtualItems().map((row) => {
             const item = shown[row.index];
             if (item === undefined) return null;
-            const recent = runs.data?.get(item.dag.name) ?? [];
+            // The dots come from the newest 500 runs of all DAGs; a DAG whose runs are older shows its latest.
+            const recent = runs.data?.get(item.dag.name) ?? (item.latestDAGRun !== null && item.latestDAGRun !== undefined ? [item.latestDAGRun] : []);
             return (
               <li key={item.fileName} className="dag-row" style={{ transform: `translateY(${row.start}px)`, height: ROW_HEIGHT }}>
                 <span className="dag-name">

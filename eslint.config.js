@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 const DEEP_IMPORTS = { group: ['@trellis/*/src/*', '@trellis/*/dist/*'], message: 'import a package through its entry, not its internals' };
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'packages/*/test/fixtures/**', 'scripts/**', 'eslint.config.js', 'packages/core/src/protocol/generated/**'] },
+  { ignores: ['**/dist/**', '**/node_modules/**', 'data/**', 'packages/*/test/fixtures/**', 'scripts/**', 'packages/ui/scripts/**', 'eslint.config.js', 'packages/core/src/protocol/generated/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   redis-server   # redis step tests: a three-node cluster and a sentinel on spare ports
   redis-tools    # redis-cli: creates that cluster and checks the servers
+  chromium       # the UI's browser tests and bench (playwright-core drives /usr/bin/chromium; browsers cannot be downloaded)
 )
 
 missing=()

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Option, type Command } from 'commander';
 import { toError } from '@trellis/core';
 import { ConfigError, createLogger, loadServerConfig, startCoordinator, type RawServerConfig } from '@trellis/coordinator';
@@ -22,7 +24,7 @@ export function addServerCommand(program: Command): void {
     .command('server')
     .summary('run the coordinator (REST API, queues, local executor, worker gRPC) on this host')
     .description(
-      `Runs the coordinator: the REST API, the queues, the local executor that runs DAGs on this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data directory; SIGTERM (or Ctrl-C) stops it cleanly: nothing new starts, running local runs get shutdownGraceSec (default 20; SVC_SHUTDOWN_GRACE_SEC) to finish, the rest are stopped, then the database is closed; a second signal stops local runs at once. If it cannot start (a port in use, no database), it says why and exits with status 1.`,
+      `Runs the coordinator: the REST API and the web UI (at the base path, when packages/ui is built; uiDir / SVC_UI_DIR), the queues, the local executor that runs DAGs on this host, and the gRPC server that worker daemons ('trellis worker') poll for runs. Without a database URL it uses an embedded PostgreSQL (PGlite) under the data directory; SIGTERM (or Ctrl-C) stops it cleanly: nothing new starts, running local runs get shutdownGraceSec (default 20; SVC_SHUTDOWN_GRACE_SEC) to finish, the rest are stopped, then the database is closed; a second signal stops local runs at once. If it cannot start (a port in use, no database), it says why and exits with status 1.`,
     )
     .option('--config <file>', 'YAML configuration file (keys as in README; SVC_* env overrides it)')
     .option('--host <host>', 'address to bind (default 127.0.0.1; SVC_HOST)')
@@ -63,7 +65,8 @@ export async function serverCommand(options: ServerOptions): Promise<number> {
     return undefined;
   });
   if (coordinator === undefined) return 1;
-  process.stdout.write(`Trellis is serving ${coordinator.apiUrl} (DAGs in ${config.dagsDir})\n`);
+  const ui = existsSync(join(config.uiDir, 'index.html')) ? `; web UI at ${coordinator.apiUrl.slice(0, -config.apiBasePath.length)}/` : '';
+  process.stdout.write(`Trellis is serving ${coordinator.apiUrl} (DAGs in ${config.dagsDir})${ui}\n`);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const shutdown = (signal: string): void => {

@@ -22,6 +22,7 @@ export interface ServerConfig extends Omit<ParsedServerConfig, 'auth' | 'secrets
   secretKeys: SecretKeysConfig;
   logDir: string;
   docsDir: string;
+  uiDir: string;
   timezone: string;
   baseConfig?: string;
   /** The config file it came from, if any. */
@@ -159,6 +160,9 @@ function resolveSecretKeys(value: ParsedServerConfig, cwd: string, problems: str
   return { ...(current !== undefined ? { current } : {}), previous: [...previous, ...secretsPreviousKeys] };
 }
 
+/** The UI package's build output beside this package (dist/config or src/config -> packages/ui/dist). */
+const BUNDLED_UI_DIR = resolve(import.meta.dirname, '..', '..', '..', 'ui', 'dist');
+
 function systemTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
@@ -195,6 +199,7 @@ export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig 
     dagsDir: resolve(cwd, value.dagsDir),
     logDir: resolve(cwd, value.logDir ?? join(dataDir, 'logs')),
     docsDir: value.docsDir === '' ? '' : resolve(cwd, value.docsDir ?? join(dataDir, 'docs')),
+    uiDir: value.uiDir !== undefined ? resolve(cwd, value.uiDir) : BUNDLED_UI_DIR,
     timezone: value.timezone ?? systemTimeZone(),
     ...(baseConfig !== undefined ? { baseConfig } : {}),
     ...(file !== undefined ? { configFile: file } : {}),

@@ -91,6 +91,11 @@ export const serverConfigSchema = z.strictObject({
   /** Service base path for mounted deployments ('' = root); the API lives under basePath + apiBasePath. */
   basePath: z.string().regex(/^(\/[A-Za-z0-9._~-]+)*$/, 'must be empty or like /a/b').default(''),
   apiBasePath: z.string().regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must look like /api/v1').default('/api/v1'),
+  /**
+   * The built web UI served at basePath (its index.html for every page path, so deep links load).
+   * Default: packages/ui/dist of this installation; nothing is served while it holds no index.html.
+   */
+  uiDir: z.string().min(1).optional(),
   /** Embedded database, locks and default log location. */
   dataDir: z.string().min(1).default('./data'),
   dagsDir: z.string().min(1).default('./dags'),
@@ -183,6 +188,7 @@ export const ENV_KEYS: Record<string, { key: ConfigKey; kind: 'string' | 'int' |
   SVC_BASE_PATH: { key: 'basePath', kind: 'string' },
   SVC_API_BASE_PATH: { key: 'apiBasePath', kind: 'string' },
   SVC_DATA_DIR: { key: 'dataDir', kind: 'string' },
+  SVC_UI_DIR: { key: 'uiDir', kind: 'string' },
   SVC_DAGS_DIR: { key: 'dagsDir', kind: 'string' },
   SVC_LOG_DIR: { key: 'logDir', kind: 'string' },
   SVC_DOCS_DIR: { key: 'docsDir', kind: 'string' },

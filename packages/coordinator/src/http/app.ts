@@ -4,6 +4,7 @@ import { accessLog } from './access-log.js';
 import { keepRawBody } from './raw-body.js';
 import { browserProtection, type BrowserProtectionOptions } from './browser-protection.js';
 import { assignRequestId } from './request-id.js';
+import { uiAssets } from './ui-assets.js';
 import { buildOpenApiDocument, openApiDocumentSchema } from './openapi.js';
 import { defineRoute, mountRoutes, type AnyRoute, type RequestObserver } from './routes.js';
 import type { Logger } from '../logging/logger.js';
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   accessLog?: boolean;
   /** Host and origin checks against browsers (default: loopback names and IP literals only). */
   browser?: BrowserProtectionOptions;
+  /** The built web UI to serve at the base path, when it holds one. */
+  uiDir?: string;
   /** The authentication step (default: no request carries credentials, so only public routes answer). */
   authenticate?: Authenticate;
 }
@@ -69,6 +72,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   api.use(notFoundHandler);
   api.use(errorHandler(options.logger));
   app.use(apiMountPath(options), api);
+  const ui = options.uiDir !== undefined ? uiAssets({ dir: options.uiDir, basePath: options.basePath, apiPath: apiMountPath(options) }) : undefined;
+  if (ui !== undefined) app.use(options.basePath === '' ? '/' : options.basePath, ui);
   app.use(errorHandler(options.logger));
   return app;
 }

@@ -163,6 +163,7 @@ export class CoordinatorLifecycle {
       logger,
       basePath: config.basePath,
       apiBasePath: config.apiBasePath,
+      uiDir: config.uiDir,
       version: VERSION,
       checkResponses,
       accessLog: config.accessLog,

@@ -1,0 +1,40 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+
+export interface Resource<T> {
+  data: T | undefined;
+  error: Error | undefined;
+  loading: boolean;
+  /** Loads again, keeping the data shown until the new answer arrives. */
+  reload: () => void;
+}
+
+/** Loads what `load` fetches whenever `deps` change; reload() fetches again (live updates call it). */
+export function useResource<T>(load: () => Promise<T>, deps: readonly unknown[]): Resource<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  const generation = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++generation.current;
+    loadRef.current().then(
+      (data) => mine === generation.current && setState({ data, loading: false }),
+      (error: unknown) => mine === generation.current && setState((s) => ({ ...s, error: error instanceof Error ? error : new Error(String(error)), loading: false })),
+    );
+  }, []);
+  useEffect(() => {
+    setState({ loading: true });
+    reload();
+  }, deps);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** Calls `tick` every `ms` while `active`. */
+export function useInterval(tick: () => void, ms: number, active: boolean): void {
+  const tickRef = useRef(tick);
+  tickRef.current = tick;
+  useEffect(() => {
+    if (!active) return undefined;
+    const timer = setInterval(() => tickRef.current(), ms);
+    return () => clearInterval(timer);
+  }, [ms, active]);
+}

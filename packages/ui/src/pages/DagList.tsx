@@ -1,0 +1,224 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { api, unwrap, type Schemas } from '../api/client';
+import { ErrorNote, Loading, Page, StatusDot, Time, useAction } from '../components/common';
+import { StartDialog } from '../components/StartDialog';
+import { useAuth } from '../lib/auth';
+import { useRunEvents } from '../lib/live';
+import { runStatusWord } from '../lib/status';
+import { userTimeZone } from '../lib/time';
+import { useResource } from '../lib/use-resource';
+
+type DagItem = Schemas['DagListItem'];
+type RunSummary = Schemas['DagRunSummary'];
+
+const PAGE_SIZE = 1000;
+const DOTS = 5;
+const ROW_HEIGHT = 56;
+
+/**
+ * Every DAG: the first page (the API's largest, 1000) is shown as soon as it arrives, the rest
+ * are fetched together and appended. Live updates load them again.
+ */
+function useAllDags(): { data: DagItem[] | undefined; error: Error | undefined; loading: boolean; reload: () => void } {
+  const [state, setState] = useState<{ data?: DagItem[]; error?: Error; loading: boolean }>({ loading: true });
+  const generation = useRef(0);
+  const reload = useCallback(() => {
+    const mine = ++generation.current;
+    const page = (n: number) => unwrap(api.GET('/dags', { params: { query: { page: n, perPage: PAGE_SIZE } } }));
+    const fail = (error: unknown) => mine === generation.current && setState((s) => ({ ...s, loading: false, error: error instanceof Error ? error : new Error(String(error)) }));
+    page(1).then(async (first) => {
+      if (mine !== generation.current) return;
+      const pages = first.pagination.totalPages;
+      setState({ data: first.dags, loading: pages > 1 });
+      if (pages <= 1) return;
+      const rest = await Promise.all(Array.from({ length: pages - 1 }, (_, i) => page(i + 2)));
+      if (mine === generation.current) setState({ data: [...first.dags, ...rest.flatMap((r) => r.dags)], loading: false });
+    }, fail).catch(fail);
+  }, []);
+  useEffect(reload, [reload]);
+  return { data: state.data, error: state.error, loading: state.loading, reload };
+}
+
+/** The newest runs, grouped by DAG name, newest first: the coloured dots. */
+async function loadRecentRuns(): Promise<Map<string, RunSummary[]>> {
+  const body = await unwrap(api.GET('/dag-runs', { params: { query: { limit: 500 } } }));
+  const byName = new Map<string, RunSummary[]>();
+  for (const run of body.dagRuns) {
+    const list = byName.get(run.name) ?? [];
+    if (list.length < DOTS) list.push(run);
+    byName.set(run.name, list);
+  }
+  return byName;
+}
+
+function scheduleText(dag: DagItem['dag']): string {
+  return dag.schedule.map((s) => ('expression' in s ? s.expression : `at ${new Date(s.at).toLocaleString()}`)).join(', ');
+}
+
+/** A new DAG: its file name, then the editor (the API writes a one-step starter spec). */
+function NewDag() {
+  const [name, setName] = useState('');
+  const [run, busy, error] = useAction();
+  const navigate = useNavigate();
+  const { can } = useAuth();
+  if (!can('write')) return null;
+  return (
+    <form
+      className="filters"
+      aria-label="New DAG"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void run(() => unwrap(api.POST('/dags', { body: { name } }))).then((ok) => ok && navigate(`/dags/${encodeURIComponent(name)}?tab=spec`));
+      }}
+    >
+      <input aria-label="New DAG file name" placeholder="new-dag-name" required pattern="[a-zA-Z0-9_-]+" value={name} onChange={(e) => setName(e.target.value)} />
+      <button type="submit" disabled={busy}>
+        New DAG
+      </button>
+      {error !== undefined ? <span className="error-text small" role="alert">{error.message}</span> : null}
+    </form>
+  );
+}
+
+function SuspendToggle({ item, onChanged }: { item: DagItem; onChanged: () => void }) {
+  const [run, busy, error] = useAction();
+  const { can } = useAuth();
+  return (
+    <label className="toggle" title={error?.message}>
+      <input
+        type="checkbox"
+        checked={!item.suspended}
+        disabled={busy || !can('write')}
+        onChange={() => void run(() => unwrap(api.POST('/dags/{fileName}/suspend', { params: { path: { fileName: item.fileName } }, body: { suspend: !item.suspended } }))).then(onChanged)}
+      />
+      <span className="small">{item.suspended ? 'suspended' : 'active'}</span>
+      <span className="visually-hidden">schedule of {item.fileName}</span>
+    </label>
+  );
+}
+
+export default function DagList() {
+  const dags = useAllDags();
+  const runs = useResource(loadRecentRuns, []);
+  const { can } = useAuth();
+  const [query, setQuery] = useState('');
+  const [label, setLabel] = useState('');
+  const [group, setGroup] = useState('');
+  const [status, setStatus] = useState('');
+  const [starting, setStarting] = useState<string | undefined>();
+  const scroller = useRef<HTMLDivElement>(null);
+  useRunEvents('/events/dag-runs', () => {
+    dags.reload();
+    runs.reload();
+  }, 500);
+
+  const all = useMemo(() => dags.data ?? [], [dags.data]);
+  const labels = useMemo(() => [...new Set(all.flatMap((d) => d.dag.labels))].sort(), [all]);
+  const groups = useMemo(() => [...new Set(all.map((d) => d.dag.group).filter((g) => g !== ''))].sort(), [all]);
+  const shown = useMemo(() => {
+    const q = query.trim().toLowerCase();
+    return all.filter(
+      (d) =>
+        (q === '' || d.fileName.toLowerCase().includes(q) || d.dag.name.toLowerCase().includes(q) || d.dag.description.toLowerCase().includes(q)) &&
+        (label === '' || d.dag.labels.includes(label)) &&
+        (group === '' || d.dag.group === group) &&
+        (status === '' || (status === 'suspended' ? d.suspended : d.latestDAGRun !== undefined && d.latestDAGRun !== null && runStatusWord(d.latestDAGRun.status) === status)),
+    );
+  }, [all, query, label, group, status]);
+  const virtual = useVirtualizer({ count: shown.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT, overscan: 10 });
+
+  return (
+    <Page
+      title="DAGs"
+      actions={
+        <>
+          <NewDag />
+          <span className="muted small">times in {userTimeZone}</span>
+        </>
+      }
+    >
+      <div className="filters" role="search">
+        <input type="search" aria-label="Search DAGs" placeholder="Search name or description" value={query} onChange={(e) => setQuery(e.target.value)} />
+        <select aria-label="Filter by label" value={label} onChange={(e) => setLabel(e.target.value)}>
+          <option value="">All labels</option>
+          {labels.map((l) => (
+            <option key={l}>{l}</option>
+          ))}
+        </select>
+        <select aria-label="Filter by group" value={group} onChange={(e) => setGroup(e.target.value)}>
+          <option value="">All groups</option>
+          {groups.map((g) => (
+            <option key={g}>{g}</option>
+          ))}
+        </select>
+        <select aria-label="Filter by status" value={status} onChange={(e) => setStatus(e.target.value)}>
+          <option value="">Any status</option>
+          <option value="suspended">suspended</option>
+          {['running', 'succeeded', 'failed', 'queued', 'waiting', 'aborted'].map((s) => (
+            <option key={s}>{s}</option>
+          ))}
+        </select>
+        <span className="muted small" aria-live="polite">
+          {shown.length} of {all.length}
+        </span>
+      </div>
+      <ErrorNote error={dags.error ?? runs.error} />
+      {dags.loading && dags.data === undefined ? <Loading what="DAGs" /> : null}
+      <div className="dag-head" aria-hidden="true">
+        <span>Name</span>
+        <span>Schedule / next run</span>
+        <span>Last runs</span>
+        <span>Schedule state</span>
+        <span />
+      </div>
+      <div ref={scroller} className="virtual-scroll" data-testid="dag-list">
+        <ul className="virtual-body" style={{ height: virtual.getTotalSize() }} aria-label="DAGs">
+          {virtual.getVirtualItems().map((row) => {
+            const item = shown[row.index];
+            if (item === undefined) return null;
+            // The dots come from the newest 500 runs of all DAGs; a DAG whose runs are older shows its latest.
+            const recent = runs.data?.get(item.dag.name) ?? (item.latestDAGRun !== null && item.latestDAGRun !== undefined ? [item.latestDAGRun] : []);
+            return (
+              <li key={item.fileName} className="dag-row" style={{ transform: `translateY(${row.start}px)`, height: ROW_HEIGHT }}>
+                <span className="dag-name">
+                  <Link to={`/dags/${encodeURIComponent(item.fileName)}`}>{item.fileName}</Link>
+                  <span className="muted small">
+                    {item.dag.group !== '' ? `${item.dag.group} · ` : ''}
+                    {item.dag.labels.join(', ')}
+                    {item.errors.length > 0 ? <span className="error-text"> · {item.errors.length} error(s)</span> : null}
+                  </span>
+                </span>
+                <span className="small">
+                  {scheduleText(item.dag) || <span className="muted">no schedule</span>}
+                  {item.nextRun !== '' ? (
+                    <>
+                      <br />
+                      next <Time value={item.nextRun} />
+                    </>
+                  ) : null}
+                </span>
+                <span className="dots">
+                  {recent.length === 0 ? <span className="muted small">no runs</span> : null}
+                  {recent.map((r) => (
+                    <Link key={r.dagRunId} to={`/runs/${encodeURIComponent(r.name)}/${encodeURIComponent(r.dagRunId)}`} aria-label={`run ${r.dagRunId}: ${runStatusWord(r.status)}`}>
+                      <StatusDot status={r.status} label={`run ${r.dagRunId}: ${runStatusWord(r.status)}`} />
+                    </Link>
+                  ))}
+                </span>
+                <SuspendToggle item={item} onChanged={dags.reload} />
+                <span>
+                  <button type="button" disabled={!can('run')} onClick={() => setStarting(item.fileName)} aria-label={`Start ${item.fileName}`}>
+                    Start
+                  </button>
+                </span>
+              </li>
+            );
+          })}
+        </ul>
+      </div>
+      {starting !== undefined ? <StartDialog fileName={starting} onClose={() => setStarting(undefined)} /> : null}
+    </Page>
+  );
+}

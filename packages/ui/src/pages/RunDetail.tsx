@@ -1,0 +1,291 @@
+import { useState, type FormEvent } from 'react';
+import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
+import { api, unwrap, type Schemas } from '../api/client';
+import { ErrorNote, Loading, NodeStatus, Page, RunStatus, Time, useAction } from '../components/common';
+import { Gantt } from '../components/Gantt';
+import { Graph } from '../components/Graph';
+import { LogView } from '../components/LogView';
+import { useAuth } from '../lib/auth';
+import { useRunEvents } from '../lib/live';
+import { conditionInWords, isLiveRun } from '../lib/status';
+import { duration, parseTime } from '../lib/time';
+import { useInterval, useResource } from '../lib/use-resource';
+
+type Run = Schemas['DagRunDetails'];
+
+function runPath(name: string, dagRunId: string): string {
+  return `/runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`;
+}
+
+/** Approve or reject a step that waits for a decision; inputs as `KEY=value` lines. */
+function ApprovalForm({ run, step, onDone }: { run: Run; step: string; onDone: () => void }) {
+  const [inputs, setInputs] = useState('');
+  const [reason, setReason] = useState('');
+  const [act, busy, error] = useAction();
+  const path = { name: run.name, dagRunId: run.dagRunId, stepName: step };
+  const parsed = Object.fromEntries(
+    inputs
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.includes('='))
+      .map((l) => [l.slice(0, l.indexOf('=')).trim(), l.slice(l.indexOf('=') + 1)]),
+  );
+  const decide = (verb: 'approve' | 'reject') => (event?: FormEvent) => {
+    event?.preventDefault();
+    const body = { inputs: parsed, ...(reason !== '' ? { reason } : {}) };
+    void act(() =>
+      verb === 'approve'
+        ? unwrap(api.POST('/dag-runs/{name}/{dagRunId}/steps/{stepName}/approve', { params: { path }, body }))
+        : unwrap(api.POST('/dag-runs/{name}/{dagRunId}/steps/{stepName}/reject', { params: { path }, body })),
+    ).then((ok) => ok && onDone());
+  };
+  return (
+    <form className="approval" onSubmit={decide('approve')} aria-label={`Decision for ${step}`}>
+      <p>
+        <strong>{step}</strong> waits for approval.
+      </p>
+      <div className="field">
+        <label htmlFor={`inputs-${step}`}>Inputs (KEY=value, one a line)</label>
+        <textarea id={`inputs-${step}`} rows={2} value={inputs} onChange={(e) => setInputs(e.target.value)} />
+      </div>
+      <div className="field">
+        <label htmlFor={`reason-${step}`}>Reason</label>
+        <input id={`reason-${step}`} value={reason} onChange={(e) => setReason(e.target.value)} />
+      </div>
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          Approve
+        </button>
+        <button type="button" disabled={busy} onClick={decide('reject')}>
+          Reject
+        </button>
+      </div>
+      <ErrorNote error={error} />
+    </form>
+  );
+}
+
+function NodeTable({ run, selected, onSelect }: { run: Run; selected: string | undefined; onSelect: (step: string) => void }) {
+  const now = Date.now();
+  return (
+    <div className="table-scroll">
+      <table className="nodes">
+        <caption className="visually-hidden">Steps of this run</caption>
+        <thead>
+          <tr>
+            <th scope="col">Step</th>
+            <th scope="col">Status</th>
+            <th scope="col">Started</th>
+            <th scope="col">Duration</th>
+            <th scope="col">Retries</th>
+            <th scope="col">Repeats</th>
+            <th scope="col">Sub-runs</th>
+            <th scope="col">Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {run.nodes.map((n) => {
+            const start = parseTime(n.startedAt)?.getTime();
+            const end = parseTime(n.finishedAt)?.getTime() ?? (n.status === 1 ? now : undefined);
+            return (
+              <tr key={n.step.name} aria-selected={selected === n.step.name} className={selected === n.step.name ? 'selected' : undefined}>
+                <th scope="row">
+                  <button type="button" className="link" onClick={() => onSelect(n.step.name)} aria-label={`Log of step ${n.step.name}`}>
+                    {n.step.name}
+                  </button>
+                </th>
+                <td>
+                  <NodeStatus status={n.status} />
+                </td>
+                <td>
+                  <Time value={n.startedAt} />
+                </td>
+                <td>{start !== undefined && end !== undefined ? duration(end - start) : '—'}</td>
+                <td>{n.retryCount}</td>
+                <td>{n.doneCount}</td>
+                <td>
+                  {[...n.subRuns, ...n.subRunsRepeated].map((s) => (
+                    <Link key={s.dagRunId} to={runPath(s.name !== '' ? s.name : n.step.run, s.dagRunId)}>
+                      {s.dagRunId.slice(0, 8)}
+                    </Link>
+                  ))}
+                </td>
+                <td className="error-text small">{n.error}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Outputs({ run }: { run: Run }) {
+  const outputs = useResource(() => unwrap(api.GET('/dag-runs/{name}/{dagRunId}/outputs', { params: { path: { name: run.name, dagRunId: run.dagRunId } } })), [run.dagRunId, run.status]);
+  if (outputs.error !== undefined) return <ErrorNote error={outputs.error} />;
+  const entries = Object.entries(outputs.data?.outputs ?? {});
+  if (entries.length === 0) return <p className="muted">No outputs.</p>;
+  return (
+    <dl className="outputs">
+      {entries.map(([k, v]) => (
+        <div key={k}>
+          <dt>{k}</dt>
+          <dd>
+            <code>{String(v)}</code>
+          </dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+export default function RunDetail() {
+  const { name = '', dagRunId = '' } = useParams();
+  const [search, setSearch] = useSearchParams();
+  const navigate = useNavigate();
+  const { can } = useAuth();
+  const [act, busy, actionError] = useAction();
+  const detail = useResource(() => unwrap(api.GET('/dag-runs/{name}/{dagRunId}', { params: { path: { name, dagRunId } } })), [name, dagRunId]);
+  const run = detail.data?.dagRun;
+  useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`, detail.reload);
+  // Steps move without a run event: poll while the run can still change.
+  useInterval(detail.reload, 1000, run !== undefined && isLiveRun(run.status));
+  const step = search.get('step') ?? undefined;
+  const [stream, setStream] = useState<'stdout' | 'stderr'>('stdout');
+  if (run === undefined) return detail.error !== undefined ? <ErrorNote error={detail.error} /> : <Loading what="the run" />;
+
+  const path = { name: run.name, dagRunId: run.dagRunId };
+  const live = isLiveRun(run.status);
+  const waitingSteps = run.status === 7 ? run.nodes.filter((n) => n.status === 1) : [];
+  const steps = run.nodes.map((n) => n.step);
+  const actions = (
+    <>
+      <button type="button" disabled={!can('run') || busy || !(run.status === 1 || run.status === 7 || run.status === 5)} onClick={() => void act(() => unwrap(api.POST('/dag-runs/{name}/{dagRunId}/stop', { params: { path } }))).then(detail.reload)}>
+        Stop
+      </button>
+      <button
+        type="button"
+        disabled={!can('run') || busy || live}
+        onClick={() => void act(async () => unwrap(api.POST('/dag-runs/{name}/{dagRunId}/retry', { params: { path }, body: {} }))).then(detail.reload)}
+      >
+        Retry
+      </button>
+      <button
+        type="button"
+        disabled={!can('run') || busy || live}
+        onClick={() =>
+          void act(async () => {
+            const again = await unwrap(api.POST('/dag-runs/{name}/{dagRunId}/reschedule', { params: { path }, body: {} }));
+            void navigate(runPath(run.name, again.dagRunId));
+          })
+        }
+      >
+        Reschedule
+      </button>
+      {run.status === 5 ? (
+        <button type="button" disabled={!can('run') || busy} onClick={() => void act(() => unwrap(api.GET('/dag-runs/{name}/{dagRunId}/dequeue', { params: { path } }))).then(detail.reload)}>
+          Dequeue
+        </button>
+      ) : null}
+    </>
+  );
+  return (
+    <Page
+      title={
+        <>
+          <Link to={`/dags/${encodeURIComponent(run.name)}`}>{run.name}</Link> / {run.dagRunId}
+        </>
+      }
+      actions={actions}
+    >
+      <ErrorNote error={actionError ?? detail.error} />
+      <dl className="facts">
+        <div>
+          <dt>Status</dt>
+          <dd data-testid="run-status">
+            <RunStatus status={run.status} />
+          </dd>
+        </div>
+        <div>
+          <dt>Queued</dt>
+          <dd>
+            <Time value={run.queuedAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Started</dt>
+          <dd>
+            <Time value={run.startedAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Finished</dt>
+          <dd>
+            <Time value={run.finishedAt} />
+          </dd>
+        </div>
+        <div>
+          <dt>Triggered by</dt>
+          <dd>
+            {run.triggeredBy.name !== '' && run.triggeredBy.name !== run.triggeredBy.kind ? `${run.triggeredBy.name} (${run.triggeredBy.kind})` : run.triggeredBy.kind}
+          </dd>
+        </div>
+        <div>
+          <dt>Params</dt>
+          <dd>
+            <code>{run.params || '—'}</code>
+          </dd>
+        </div>
+        {run.parentDAGRunId !== '' ? (
+          <div>
+            <dt>Parent</dt>
+            <dd>
+              <Link to={runPath(run.parentDAGRunName, run.parentDAGRunId)}>{run.parentDAGRunName}</Link>
+            </dd>
+          </div>
+        ) : null}
+      </dl>
+      {run.error !== '' ? <div className="error">{run.error}</div> : null}
+      {run.conditions !== undefined && run.conditions.length > 0 ? (
+        <section aria-label="Why this run waits" className="conditions">
+          <h2>Why it waits</h2>
+          <ul>
+            {run.conditions.map((c) => (
+              <li key={c.reason} data-reason={c.reason}>
+                <strong>{conditionInWords(c.reason)}</strong> <span className="muted small">{c.message}</span> <span className="small">(checked <Time value={c.checkedAt} />)</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      {waitingSteps.map((n) => (can('run') ? <ApprovalForm key={n.step.name} run={run} step={n.step.name} onDone={detail.reload} /> : null))}
+      <h2>Graph</h2>
+      <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
+      <h2>Timeline</h2>
+      <Gantt nodes={run.nodes} now={Date.now()} />
+      <h2>Steps</h2>
+      <NodeTable run={run} selected={step} onSelect={(s) => setSearch({ step: s })} />
+      <h2>Outputs</h2>
+      <Outputs run={run} />
+      <h2 id="log-title">{step !== undefined ? `Log of step ${step}` : 'Run log'}</h2>
+      <div className="filters">
+        {step !== undefined ? (
+          <>
+            <button type="button" onClick={() => setSearch({})}>
+              Show the run log
+            </button>
+            <select aria-label="Output stream" value={stream} onChange={(e) => setStream(e.target.value as 'stdout' | 'stderr')}>
+              <option value="stdout">stdout</option>
+              <option value="stderr">stderr</option>
+            </select>
+          </>
+        ) : null}
+      </div>
+      <LogView
+        source={{ name: run.name, dagRunId: run.dagRunId, ...(step !== undefined ? { step, stream } : {}) }}
+        live={live || run.nodes.some((n) => n.step.name === step && n.status === 1)}
+        label={step !== undefined ? `Log of step ${step}` : 'Run log'}
+      />
+    </Page>
+  );
+}

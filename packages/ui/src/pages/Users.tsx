@@ -1,0 +1,98 @@
+import { useState, type FormEvent } from 'react';
+import { api, unwrap, type Role } from '../api/client';
+import { AdminOnly } from '../components/AdminOnly';
+import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
+import { useAuth } from '../lib/auth';
+import { useResource } from '../lib/use-resource';
+
+const ROLES: Role[] = ['admin', 'manager', 'developer', 'operator', 'viewer'];
+
+function UsersPage() {
+  const users = useResource(() => unwrap(api.GET('/users')), []);
+  const { principal } = useAuth();
+  const [act, busy, error] = useAction();
+  const [form, setForm] = useState({ username: '', password: '', role: 'viewer' as Role });
+  const create = (event: FormEvent) => {
+    event.preventDefault();
+    void act(() => unwrap(api.POST('/users', { body: form }))).then((ok) => {
+      if (ok) setForm({ username: '', password: '', role: 'viewer' });
+      users.reload();
+    });
+  };
+  const patch = (userId: string, body: { role?: Role; isDisabled?: boolean }) => void act(() => unwrap(api.PATCH('/users/{userId}', { params: { path: { userId } }, body }))).then(users.reload);
+  const remove = (userId: string, username: string) => {
+    if (window.confirm(`Delete user ${username}?`)) void act(() => unwrap(api.DELETE('/users/{userId}', { params: { path: { userId } } }))).then(users.reload);
+  };
+  return (
+    <Page title="Users">
+      <ErrorNote error={users.error ?? error} />
+      <form className="filters" onSubmit={create} aria-label="New user">
+        <input aria-label="Username" placeholder="username" required value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} />
+        <input aria-label="Password" type="password" placeholder="password (8+)" minLength={8} required value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
+        <select aria-label="Role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
+          {ROLES.map((r) => (
+            <option key={r}>{r}</option>
+          ))}
+        </select>
+        <button type="submit" disabled={busy}>
+          Add user
+        </button>
+      </form>
+      {users.data === undefined ? (
+        <Loading what="users" />
+      ) : (
+        <table>
+          <caption className="visually-hidden">Users</caption>
+          <thead>
+            <tr>
+              <th scope="col">User</th>
+              <th scope="col">Role</th>
+              <th scope="col">Sign-in</th>
+              <th scope="col">Created</th>
+              <th scope="col">State</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {users.data.users.map((u) => {
+              const self = principal?.id === u.id;
+              return (
+                <tr key={u.id}>
+                  <th scope="row">{u.username}</th>
+                  <td>
+                    <select aria-label={`Role of ${u.username}`} value={u.role} disabled={busy} onChange={(e) => patch(u.id, { role: e.target.value as Role })}>
+                      {ROLES.map((r) => (
+                        <option key={r}>{r}</option>
+                      ))}
+                    </select>
+                  </td>
+                  <td>{u.authProvider}</td>
+                  <td>
+                    <Time value={u.createdAt} />
+                  </td>
+                  <td>{u.isDisabled ? 'disabled' : 'active'}</td>
+                  <td>
+                    <button type="button" disabled={busy || self} onClick={() => patch(u.id, { isDisabled: !u.isDisabled })}>
+                      {u.isDisabled ? 'Enable' : 'Disable'}
+                    </button>{' '}
+                    <button type="button" disabled={busy || self} onClick={() => remove(u.id, u.username)}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      )}
+    </Page>
+  );
+}
+
+export default function Users() {
+  return (
+    <AdminOnly>
+      <UsersPage />
+    </AdminOnly>
+  );
+}

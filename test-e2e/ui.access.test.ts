@@ -1,0 +1,86 @@
+// The web UI with built-in users: first-admin setup from the login page, the admin pages, and a
+// viewer's session where every action its role may not take is disabled or hidden.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, Page } from 'playwright-core';
+import { Cluster } from './support/cluster.js';
+import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withScreenshotOnFailure } from './support/browser.js';
+
+const cluster = new Cluster({
+  dags: { hello: 'steps:\n  - name: greet\n    command: echo hi\n' },
+  config: 'auth:\n  mode: builtin\n',
+});
+
+let browser: Browser;
+let page: Page;
+let viewerKey = '';
+const url = (path: string) => `http://127.0.0.1:${cluster.httpPort}${path}`;
+
+async function assertAccessible(where: string): Promise<void> {
+  const violations = await seriousAccessibilityViolations(page);
+  assert.deepEqual(violations.map((v) => `${v.id}: ${v.help}`), [], `axe on ${where}`);
+}
+
+before(async () => {
+  await cluster.start();
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  page.setDefaultTimeout(15_000);
+});
+after(async () => {
+  await browser?.close();
+  await cluster.stop();
+});
+
+describe('the web UI with built-in users', () => {
+  test('a fresh installation: login page, then first-admin setup signs the admin in', async () => {
+    await withScreenshotOnFailure(page, 'setup', async () => {
+      await page.goto(url('/runs'));
+      await page.waitForURL(/\/login$/);
+      await assertAccessible('the login page');
+      await readmeScreenshot(page, 'login');
+      await page.getByLabel('Username').fill('root');
+      await page.getByLabel('Password').fill('wrong-password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      // The API's own message, not a blank page.
+      await page.getByRole('alert').waitFor();
+      await page.getByRole('link', { name: 'Create the first administrator' }).click();
+      await page.getByLabel('Username').fill('root');
+      await page.getByLabel('Password').fill('correct horse battery');
+      await page.getByRole('button', { name: 'Create administrator' }).click();
+      await page.getByRole('link', { name: 'hello' }).waitFor();
+      await page.getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('row').filter({ hasText: 'root' }).waitFor();
+      await assertAccessible('the users page');
+    });
+  });
+
+  test('an admin creates a viewer API key; its secret is shown once', async () => {
+    await withScreenshotOnFailure(page, 'api-key', async () => {
+      await page.getByRole('link', { name: 'API keys' }).click();
+      await page.getByLabel('Key name').fill('dashboard');
+      await page.getByLabel('Role').selectOption('viewer');
+      await page.getByRole('button', { name: 'Create key' }).click();
+      viewerKey = (await page.locator('[role="status"] code').textContent()) ?? '';
+      assert.match(viewerKey, /^svc_/);
+      await page.getByRole('row').filter({ hasText: 'dashboard' }).waitFor();
+      await assertAccessible('the API keys page');
+    });
+  });
+
+  test("a viewer sees the DAGs but not the actions its role may not take", async () => {
+    await withScreenshotOnFailure(page, 'viewer', async () => {
+      await page.evaluate((key) => localStorage.setItem('trellis.token', key), viewerKey);
+      await page.goto(url('/'));
+      await page.getByRole('link', { name: 'hello' }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Start hello' }).isDisabled(), true);
+      assert.equal(await page.getByRole('checkbox', { name: /schedule of hello/ }).isDisabled(), true);
+      assert.equal(await page.getByRole('button', { name: 'New DAG' }).count(), 0);
+      assert.equal(await page.getByRole('link', { name: 'Users' }).count(), 0);
+      await page.goto(url('/queues'));
+      assert.equal(await page.getByRole('button', { name: 'Pause' }).isDisabled(), true);
+      await page.goto(url('/admin/users'));
+      await page.getByText('This page is for administrators.').waitFor();
+    });
+  });
+});

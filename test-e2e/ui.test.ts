@@ -1,0 +1,190 @@
+// The web UI in Chromium against a real coordinator process (and a worker daemon): the issue's
+// scenarios end to end, live updates included, and axe-core on every page visited.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { Cluster, waitFor } from './support/cluster.js';
+import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withScreenshotOnFailure } from './support/browser.js';
+
+const cluster = new Cluster({
+  dags: {
+    long: 'steps:\n  - name: nap\n    command: sleep 120\n',
+    gated: 'steps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n  - name: ship\n    command: echo shipped\n',
+    'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
+  },
+});
+
+// Line 8 holds the unknown field the validation must point at.
+const BROKEN = 'params:\n  - WHO: nobody\nsteps:\n  - name: greet\n    command: echo "hello ${WHO}"\n  - name: settle\n    command: sleep 1\n    bogus: 1\n';
+const FIXED = 'params:\n  - WHO: nobody\nsteps:\n  - name: greet\n    command: echo "hello ${WHO}"\n  - name: settle\n    command: sleep 1\n';
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+
+const url = (path: string) => `http://127.0.0.1:${cluster.httpPort}${path}`;
+
+async function assertAccessible(where: string): Promise<void> {
+  const violations = await seriousAccessibilityViolations(page);
+  assert.deepEqual(
+    violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe on ${where}`,
+  );
+}
+
+/** Replaces the editor's whole text, as a user pasting a spec would. */
+async function replaceSpec(text: string): Promise<void> {
+  await page.locator('.cm-content').click();
+  await page.keyboard.press('Control+A');
+  await page.keyboard.insertText(text);
+}
+
+async function startRun(dag: string): Promise<string> {
+  const { status, json } = await cluster.call('POST', `/dags/${dag}/start`, {});
+  assert.equal(status, 200, JSON.stringify(json));
+  return json.dagRunId as string;
+}
+
+before(async () => {
+  await cluster.start();
+  cluster.startWorker('ui-worker', 'pool=ui,zone=test');
+  await cluster.workerReady('ui-worker');
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 860 }, timezoneId: 'Europe/Berlin' });
+  context.setDefaultTimeout(15_000);
+  page = await context.newPage();
+});
+
+after(async () => {
+  await browser?.close();
+  await cluster.stop();
+});
+
+describe('the web UI', () => {
+  test('a deep link loads on reload, under the API base as well as the UI', async () => {
+    await withScreenshotOnFailure(page, 'deep-link', async () => {
+      await page.goto(url('/runs?status=4'));
+      await page.getByRole('heading', { name: 'Runs' }).waitFor();
+      const api = await fetch(url('/api/v1/no-such-route'));
+      assert.equal(api.status, 404);
+      assert.equal(((await api.json()) as { code: string }).code, 'not_found');
+    });
+  });
+
+  test('create a DAG in the editor: a validation error at its line, fixed, saved', async () => {
+    await withScreenshotOnFailure(page, 'editor', async () => {
+      await page.goto(url('/'));
+      await page.getByLabel('New DAG file name').fill('greeter');
+      await page.getByRole('button', { name: 'New DAG' }).click();
+      await page.waitForURL(/\/dags\/greeter\?tab=spec/);
+      await page.locator('.cm-content').waitFor();
+      await replaceSpec(BROKEN);
+      const validation = page.getByTestId('validation');
+      await validation.filter({ hasText: 'line 8: steps[1].bogus' }).waitFor();
+      // The gutter marks that very line.
+      const marked = await page.evaluate(() => {
+        const marker = document.querySelector('.cm-lint-marker-error');
+        const gutter = marker?.closest('.cm-gutterElement') as HTMLElement | null;
+        const lines = [...document.querySelectorAll('.cm-lineNumbers .cm-gutterElement')] as HTMLElement[];
+        return lines.find((l) => gutter !== null && l.offsetTop === gutter.offsetTop)?.textContent;
+      });
+      assert.equal(marked, '8');
+      await assertAccessible('the spec editor with an error');
+      await replaceSpec(FIXED);
+      await validation.filter({ hasText: /^valid$/ }).waitFor();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      await readmeScreenshot(page, 'dag-editor');
+    });
+  });
+
+  test('start it with params and watch its nodes turn green live; find the step output in its log', async () => {
+    await withScreenshotOnFailure(page, 'start-with-params', async () => {
+      await page.getByRole('button', { name: 'Start…' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByLabel('WHO').fill('trellis-ui');
+      await dialog.getByRole('button', { name: 'Start run' }).click();
+      await page.waitForURL(/\/runs\/greeter\//);
+      // Live: the page was open before the run ended; the graph turns green with no reload.
+      await page.locator('g.node[data-step="greet"][data-status="succeeded"]').waitFor();
+      await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
+      assert.equal(await page.locator('polyline.edge').count(), 1, 'greet -> settle, the chain');
+      await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
+      await assertAccessible('the run page');
+      await readmeScreenshot(page, 'run');
+      await page.getByRole('button', { name: 'Log of step greet' }).click();
+      await page.getByTestId('log-text').filter({ hasText: 'hello trellis-ui' }).waitFor();
+      await page.getByLabel('Search Log of step greet').fill('hello');
+      await page.getByText('1 matching line(s)').waitFor();
+      await page.goto(url('/dags/greeter'));
+      await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
+      await assertAccessible('the DAG graph');
+      // The view tabs by keyboard: arrows move between them.
+      await page.getByRole('tab', { name: 'Graph' }).focus();
+      await page.keyboard.press('ArrowLeft');
+      await page.getByRole('tab', { name: 'History', selected: true }).waitFor();
+      await page.getByRole('table').waitFor();
+      await readmeScreenshot(page, 'dag-history');
+    });
+  });
+
+  test('stop a long run from its page', async () => {
+    await withScreenshotOnFailure(page, 'stop', async () => {
+      const id = await startRun('long');
+      await page.goto(url(`/runs/long/${id}`));
+      await page.getByTestId('run-status').filter({ hasText: 'running' }).waitFor();
+      await page.getByRole('button', { name: 'Stop' }).click();
+      await page.getByTestId('run-status').filter({ hasText: 'aborted' }).waitFor();
+    });
+  });
+
+  test('approve a waiting step', async () => {
+    await withScreenshotOnFailure(page, 'approve', async () => {
+      const id = await startRun('gated');
+      await page.goto(url(`/runs/gated/${id}`));
+      await page.getByTestId('run-status').filter({ hasText: 'waiting' }).waitFor();
+      await assertAccessible('a run waiting for approval');
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
+      await page.locator('g.node[data-step="ship"][data-status="succeeded"]').waitFor();
+    });
+  });
+
+  test("see a queued run's reason in words", async () => {
+    await withScreenshotOnFailure(page, 'queued', async () => {
+      const { json } = await cluster.call('POST', '/dags/on-gpu/enqueue', {});
+      const id = json.dagRunId as string;
+      await waitFor('the run to carry a condition', async () => (((await cluster.call('GET', `/dag-runs/on-gpu/${id}`)).json.dagRun as { conditions?: unknown[] }).conditions?.length ? true : undefined), 15_000);
+      await page.goto(url(`/runs/on-gpu/${id}`));
+      await page.getByText('No healthy worker has the labels its worker_selector asks for.').waitFor();
+      await assertAccessible('a queued run');
+      await page.getByRole('button', { name: 'Stop' }).click();
+    });
+  });
+
+  test('see the worker on the queues and workers page', async () => {
+    await withScreenshotOnFailure(page, 'workers', async () => {
+      await page.goto(url('/queues'));
+      const row = page.getByTestId('workers').getByRole('row').filter({ hasText: 'ui-worker' });
+      await row.filter({ hasText: 'healthy' }).waitFor();
+      await row.filter({ hasText: 'zone=test' }).waitFor();
+      await assertAccessible('queues and workers');
+      await readmeScreenshot(page, 'queues-workers');
+    });
+  });
+
+  test('the DAG list and the runs list pass axe in both themes', async () => {
+    await withScreenshotOnFailure(page, 'themes', async () => {
+      await page.goto(url('/'));
+      await page.getByRole('link', { name: 'greeter' }).waitFor();
+      await readmeScreenshot(page, 'dag-list');
+      await assertAccessible('the DAG list (light)');
+      await page.getByRole('button', { name: /Switch to dark theme/ }).click();
+      await assertAccessible('the DAG list (dark)');
+      await page.goto(url('/runs'));
+      await page.getByRole('link', { name: 'greeter' }).first().waitFor();
+      await assertAccessible('the runs list (dark)');
+    });
+  });
+});

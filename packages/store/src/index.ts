@@ -37,3 +37,8 @@ export {
 export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById, getUserByUsername, getUserByOidcIdentity, listUsers, updateUser, setUserPassword, deleteUser, UsernameTakenError, type UserRecord, type NewUser, type UserChange } from './auth/users.js';
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
+export {
+  createStoredFile, updateStoredFile, putStoredFile, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
+  type StoredFile, type RenameOutcome,
+} from './files/stored-files.js';
+export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

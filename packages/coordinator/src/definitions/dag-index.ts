@@ -13,7 +13,8 @@ export interface IndexedDag {
   name: string;
 }
 
-export type DagChangeListener = (fileName: string, entry: IndexedDag | undefined) => void;
+/** A definition changed (`entry` undefined: deleted); `origin` is the coordinator instance that wrote the change. */
+export type DagChangeListener = (fileName: string, entry: IndexedDag | undefined, origin: string) => void;
 
 /** The name of the base configuration's one stored file. */
 export const BASE_CONFIG_NAME = 'base';
@@ -39,12 +40,12 @@ export class DagIndex {
   /** Indexes what the caches hold and follows their changes; the caches are started by their owner. */
   start(): void {
     this.loadBase(this.baseConfig.get(BASE_CONFIG_NAME));
-    for (const file of this.dags.all()) this.apply(file.name, file, false);
-    this.dags.onChange((name, file) => this.apply(name, file, true));
-    this.baseConfig.onChange((name, file) => {
-      if (name !== BASE_CONFIG_NAME) return;
-      this.loadBase(file);
-      for (const entry of this.all()) this.apply(entry.fileName, this.dags.get(entry.fileName), true);
+    for (const file of this.dags.all()) this.apply(file.name, file);
+    this.dags.onChange((file) => this.apply(file.name, file, file.origin));
+    this.baseConfig.onChange((base) => {
+      if (base.name !== BASE_CONFIG_NAME) return;
+      this.loadBase(base);
+      for (const entry of this.all()) this.apply(entry.fileName, this.dags.get(entry.fileName), base.origin);
     });
     this.logger.info('indexed DAG definitions', { count: this.entries.size });
   }
@@ -83,15 +84,16 @@ export class DagIndex {
     return this.get(fileName);
   }
 
-  private apply(fileName: string, file: StoredFile | undefined, announce: boolean): void {
+  /** Indexes a definition; a change is announced with its origin (the initial load has none). */
+  private apply(fileName: string, file: StoredFile | undefined, origin?: string): void {
     if (file?.content == null) {
-      if (this.entries.delete(fileName) && announce) this.emit(fileName, undefined);
+      if (this.entries.delete(fileName) && origin !== undefined) this.emit(fileName, undefined, origin);
       return;
     }
     const result = this.parse(file.content, fileName);
     const entry: IndexedDag = { fileName, text: file.content, mtimeMs: file.updatedAt.getTime(), result, name: result.dag?.name ?? fileName };
     this.entries.set(fileName, entry);
-    if (announce) this.emit(fileName, entry);
+    if (origin !== undefined) this.emit(fileName, entry, origin);
   }
 
   private loadBase(file: StoredFile | undefined): void {
@@ -106,7 +108,7 @@ export class DagIndex {
     if (parsed.errors.length > 0) this.logger.warn('base configuration has errors', { errors: parsed.errors });
   }
 
-  private emit(fileName: string, entry: IndexedDag | undefined): void {
-    for (const listener of this.listeners) listener(fileName, entry);
+  private emit(fileName: string, entry: IndexedDag | undefined, origin: string): void {
+    for (const listener of this.listeners) listener(fileName, entry, origin);
   }
 }

@@ -98,6 +98,6 @@ export class DocumentStore {
   }
 
   onChange(listener: DocumentListener): void {
-    this.docs.onChange((id, file) => listener(id, file?.content != null ? { id, title: documentTitle(id, file.content) } : undefined));
+    this.docs.onChange(({ name, content }) => listener(name, content !== null ? { id: name, title: documentTitle(name, content) } : undefined));
   }
 }

@@ -82,7 +82,8 @@ export interface AssemblyOptions {
  */
 export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db, options: AssemblyOptions = {}): CoordinatorParts {
   const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
-  const storedFiles = new StoredFileCaches(db, logger);
+  const instanceId = randomUUID();
+  const storedFiles = new StoredFileCaches(db, logger, instanceId);
   const index = new DagIndex(storedFiles.dag, storedFiles.base, logger);
   const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
   const queueLimits = new QueueLimits(globalQueues, () => index.all().flatMap((e): Array<[string, number]> => (e.result.dag?.maxActiveRuns !== undefined ? [[e.name, e.result.dag.maxActiveRuns]] : [])));
@@ -91,7 +92,6 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
   const peers = new Peers();
-  const instanceId = randomUUID();
   const startedAt = new Date();
   const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
   const metrics = new ServiceMetrics({

@@ -56,7 +56,7 @@ export class DirectoryMirror {
     await mkdir(this.files.root, { recursive: true });
     this.agreed = await this.readManifest();
     await this.reconcile();
-    this.cache.onChange((name, file) => this.enqueue(() => this.writeOut(name, file)));
+    this.cache.onChange((file) => this.enqueue(() => this.writeOut(file)));
     if (options.watch) this.startWatching();
   }
 
@@ -136,13 +136,12 @@ export class DirectoryMirror {
   }
 
   /** A database change reaches the file, unless the file already holds it (our own import, or a shared directory). */
-  private async writeOut(name: string, file: StoredFile | undefined): Promise<void> {
+  private async writeOut({ name, content, contentHash: wanted }: StoredFile): Promise<void> {
     if (this.stopped) return;
     const onDisk = await this.files.read(name);
     const diskHash = onDisk !== undefined ? contentHash(onDisk.text) : null;
-    const wanted = file?.contentHash ?? null;
     if (diskHash !== wanted) {
-      if (file?.content != null) await this.files.write(name, file.content);
+      if (content !== null) await this.files.write(name, content);
       else await this.files.remove(name);
     }
     this.agree(name, wanted);

@@ -5,8 +5,8 @@ import {
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 
-/** A file of the kind was written (its row) or deleted (undefined). */
-export type StoredFileListener = (name: string, file: StoredFile | undefined) => void;
+/** A file of the kind was written, or deleted (its tombstone: content null). */
+export type StoredFileListener = (file: StoredFile) => void;
 
 /**
  * The live files of one kind, mirrored from the database. Catches up by version (every row
@@ -24,6 +24,8 @@ export class StoredKindCache {
   constructor(
     private readonly db: Db,
     readonly kind: StoredFileKind,
+    /** This coordinator instance: the `origin` of its writes. */
+    readonly origin: string,
   ) {}
 
   get(name: string): StoredFile | undefined {
@@ -65,24 +67,24 @@ export class StoredKindCache {
 
   /** A new file; undefined when a live one holds the name (the contract's conflict). */
   async create(name: string, content: string, by: string): Promise<StoredFile | undefined> {
-    return this.applied(await createStoredFile(this.db, this.kind, name, content, by));
+    return this.applied(await createStoredFile(this.db, this.kind, name, content, { by, origin: this.origin }));
   }
 
   async update(name: string, content: string, by: string): Promise<StoredFile | undefined> {
-    return this.applied(await updateStoredFile(this.db, this.kind, name, content, by));
+    return this.applied(await updateStoredFile(this.db, this.kind, name, content, { by, origin: this.origin }));
   }
 
   /** Creates or replaces (imports from a directory); undefined when the content was already this. */
   async put(name: string, content: string, by: string): Promise<StoredFile | undefined> {
-    return this.applied(await putStoredFile(this.db, this.kind, name, content, by));
+    return this.applied(await putStoredFile(this.db, this.kind, name, content, { by, origin: this.origin }));
   }
 
   async delete(name: string, by: string): Promise<StoredFile | undefined> {
-    return this.applied(await deleteStoredFile(this.db, this.kind, name, by));
+    return this.applied(await deleteStoredFile(this.db, this.kind, name, { by, origin: this.origin }));
   }
 
   async rename(from: string, to: string, by: string): Promise<RenameOutcome> {
-    const outcome = await renameStoredFile(this.db, this.kind, from, to, by);
+    const outcome = await renameStoredFile(this.db, this.kind, from, to, { by, origin: this.origin });
     if (outcome.renamed) await this.catchUp();
     return outcome;
   }
@@ -99,16 +101,16 @@ export class StoredKindCache {
       this.version = Math.max(this.version, row.version);
       const before = this.live.get(row.name);
       if (row.content === null) {
-        if (this.live.delete(row.name)) this.emit(row.name, undefined);
+        if (this.live.delete(row.name)) this.emit(row);
       } else {
         this.live.set(row.name, row);
-        if (before?.contentHash !== row.contentHash) this.emit(row.name, row);
+        if (before?.contentHash !== row.contentHash) this.emit(row);
       }
     }
   }
 
-  private emit(name: string, file: StoredFile | undefined): void {
-    for (const listener of this.listeners) listener(name, file);
+  private emit(file: StoredFile): void {
+    for (const listener of this.listeners) listener(file);
   }
 }
 
@@ -125,10 +127,11 @@ export class StoredFileCaches {
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
+    origin: string,
   ) {
-    this.dag = new StoredKindCache(db, 'dag');
-    this.base = new StoredKindCache(db, 'base');
-    this.doc = new StoredKindCache(db, 'doc');
+    this.dag = new StoredKindCache(db, 'dag', origin);
+    this.base = new StoredKindCache(db, 'base', origin);
+    this.doc = new StoredKindCache(db, 'doc', origin);
   }
 
   /** Listens first, then loads: a write committed in between is caught up either way. */

@@ -12,12 +12,20 @@ export interface StoredFile {
   createdAt: Date;
   updatedAt: Date;
   updatedBy: string;
+  /** The coordinator instance that wrote it. */
+  origin: string;
+}
+
+/** Who writes: the actor recorded as `updatedBy`, and the coordinator instance (`origin`). */
+export interface StoredFileWriter {
+  by: string;
+  origin: string;
 }
 
 export type RenameOutcome = { renamed: true; source: StoredFile; target: StoredFile } | { renamed: false; reason: 'missing' | 'taken' };
 
 const COLUMNS = `kind, name, content, content_hash AS "contentHash", version::float8 AS version,
-  created_at AS "createdAt", updated_at AS "updatedAt", updated_by AS "updatedBy"`;
+  created_at AS "createdAt", updated_at AS "updatedAt", updated_by AS "updatedBy", origin`;
 
 /** A row as it comes back: content as bytes (Buffer from pg, Uint8Array from PGlite). */
 type StoredRow = Omit<StoredFile, 'content'> & { content: Uint8Array | null };
@@ -78,69 +86,69 @@ async function writeKind<T>(db: Db, kind: StoredFileKind, write: (tx: Queryable,
 }
 
 /** Inserts into a free name (never used, or a tombstone); the one statement decides between concurrent creates. */
-const CREATE = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by) VALUES ($1, $2, $3, $4, $5, $6)
+const CREATE = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7)
   ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-    created_at = now(), updated_at = now(), updated_by = EXCLUDED.updated_by
+    created_at = now(), updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
   WHERE f.content IS NULL
   RETURNING ${COLUMNS}`;
 
 /** Stores a new file; undefined when a live file holds the name. */
-export function createStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, by: string): Promise<StoredFile | undefined> {
-  return writeKind(db, kind, async (tx, version) => first(await tx.query<StoredRow>(CREATE, [kind, name, bytes(content), contentHash(content), version, by])));
+export function createStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, writer: StoredFileWriter): Promise<StoredFile | undefined> {
+  return writeKind(db, kind, async (tx, version) => first(await tx.query<StoredRow>(CREATE, [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin])));
 }
 
 /** Replaces a live file's content; undefined when there is none. */
-export function updateStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, by: string): Promise<StoredFile | undefined> {
+export function updateStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, writer: StoredFileWriter): Promise<StoredFile | undefined> {
   return writeKind(db, kind, async (tx, version) => {
     return first(
       await tx.query<StoredRow>(
-      `UPDATE stored_files SET content = $3, content_hash = $4, version = $5, updated_at = now(), updated_by = $6 WHERE kind = $1 AND name = $2 AND content IS NOT NULL RETURNING ${COLUMNS}`,
-      [kind, name, bytes(content), contentHash(content), version, by],
+      `UPDATE stored_files SET content = $3, content_hash = $4, version = $5, updated_at = now(), updated_by = $6, origin = $7 WHERE kind = $1 AND name = $2 AND content IS NOT NULL RETURNING ${COLUMNS}`,
+      [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin],
       ),
     );
   });
 }
 
 /** Creates or replaces (an import from a directory); undefined when the content is already this. */
-export function putStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, by: string): Promise<StoredFile | undefined> {
+export function putStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, writer: StoredFileWriter): Promise<StoredFile | undefined> {
   return writeKind(db, kind, async (tx, version) => {
     return first(
       await tx.query<StoredRow>(
-      `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by) VALUES ($1, $2, $3, $4, $5, $6)
+      `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7)
        ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-         created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by
+         created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
        WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
        RETURNING ${COLUMNS}`,
-      [kind, name, bytes(content), contentHash(content), version, by],
+      [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin],
       ),
     );
   });
 }
 
-async function tombstone(tx: Queryable, kind: StoredFileKind, name: string, version: number, by: string): Promise<StoredFile | undefined> {
+async function tombstone(tx: Queryable, kind: StoredFileKind, name: string, version: number, writer: StoredFileWriter): Promise<StoredFile | undefined> {
   return first(
     await tx.query<StoredRow>(
-    `UPDATE stored_files SET content = NULL, content_hash = NULL, version = $3, updated_at = now(), updated_by = $4 WHERE kind = $1 AND name = $2 AND content IS NOT NULL RETURNING ${COLUMNS}`,
-    [kind, name, version, by],
+    `UPDATE stored_files SET content = NULL, content_hash = NULL, version = $3, updated_at = now(), updated_by = $4, origin = $5 WHERE kind = $1 AND name = $2 AND content IS NOT NULL RETURNING ${COLUMNS}`,
+    [kind, name, version, writer.by, writer.origin],
     ),
   );
 }
 
 /** Deletes a live file (leaving its tombstone); undefined when there is none. */
-export function deleteStoredFile(db: Db, kind: StoredFileKind, name: string, by: string): Promise<StoredFile | undefined> {
-  return writeKind(db, kind, (tx, version) => tombstone(tx, kind, name, version, by));
+export function deleteStoredFile(db: Db, kind: StoredFileKind, name: string, writer: StoredFileWriter): Promise<StoredFile | undefined> {
+  return writeKind(db, kind, (tx, version) => tombstone(tx, kind, name, version, writer));
 }
 
 /** Moves a file to a free name in one transaction: the source missing or the target taken changes nothing. */
-export async function renameStoredFile(db: Db, kind: StoredFileKind, from: string, to: string, by: string): Promise<RenameOutcome> {
+export async function renameStoredFile(db: Db, kind: StoredFileKind, from: string, to: string, writer: StoredFileWriter): Promise<RenameOutcome> {
   let reason: 'missing' | 'taken' = 'missing';
   const outcome = await writeKind(db, kind, async (tx, version): Promise<RenameOutcome | undefined> => {
     const [live] = await tx.query<{ content: Uint8Array; contentHash: string }>('SELECT content, content_hash AS "contentHash" FROM stored_files WHERE kind = $1 AND name = $2 AND content IS NOT NULL', [kind, from]);
     if (live === undefined) return undefined;
-    const target = first(await tx.query<StoredRow>(CREATE, [kind, to, live.content, live.contentHash, version, by]));
+    const target = first(await tx.query<StoredRow>(CREATE, [kind, to, live.content, live.contentHash, version, writer.by, writer.origin]));
     reason = 'taken';
     if (target === undefined) return undefined;
-    const source = await tombstone(tx, kind, from, version, by);
+    const source = await tombstone(tx, kind, from, version, writer);
     return source !== undefined ? { renamed: true, source, target } : undefined;
   });
   return outcome ?? { renamed: false, reason };

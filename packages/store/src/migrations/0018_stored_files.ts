@@ -5,7 +5,8 @@
  * bumped (and so row-locked) in every write transaction: versions of one kind commit in order,
  * and a reader that has seen version v misses nothing by asking for `version > v`. Content is
  * UTF-8 bytes, not text: a file edited by hand may hold a NUL, which text cannot, and is still
- * stored (its DAG then shows the error).
+ * stored (its DAG then shows the error). `origin` names the coordinator instance that wrote
+ * the row, so exactly one coordinator records the change in the shared event log.
  */
 export const sql = `
 CREATE TABLE stored_file_versions (
@@ -22,6 +23,7 @@ CREATE TABLE stored_files (
   created_at timestamptz NOT NULL DEFAULT now(),
   updated_at timestamptz NOT NULL DEFAULT now(),
   updated_by text NOT NULL,
+  origin text NOT NULL,
   PRIMARY KEY (kind, name)
 );
 CREATE INDEX stored_files_kind_version ON stored_files (kind, version);

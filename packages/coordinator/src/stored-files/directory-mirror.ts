@@ -135,11 +135,16 @@ export class DirectoryMirror {
     return winner;
   }
 
-  /** A database change reaches the file, unless the file already holds it (our own import, or a shared directory). */
+  /**
+   * A database change reaches the file, unless the file already holds it (our own import, or a
+   * shared directory), or was edited by hand since the last agreement: that edit is newer, and
+   * its import (or the next start) settles it.
+   */
   private async writeOut({ name, content, contentHash: wanted }: StoredFile): Promise<void> {
     if (this.stopped) return;
     const onDisk = await this.files.read(name);
     const diskHash = onDisk !== undefined ? contentHash(onDisk.text) : null;
+    if (diskHash !== null && diskHash !== wanted && diskHash !== (this.agreed.get(name) ?? null)) return;
     if (diskHash !== wanted) {
       if (content !== null) await this.files.write(name, content);
       else await this.files.remove(name);

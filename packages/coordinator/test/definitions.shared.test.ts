@@ -4,7 +4,7 @@
 // a mirror that imports what is edited by hand.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
@@ -157,5 +157,21 @@ describe('DAG definitions shared through the database', () => {
     assert.deepEqual(after.map((d) => d.fileName), before.map((d) => d.fileName));
     for (const dag of before) assert.ok(existsSync(join(dagsB, `${String(dag.fileName)}.yaml`)), `${String(dag.fileName)}.yaml written back`);
     assert.equal(readFileSync(join(dagsB, 'race2.yaml'), 'utf8'), spec('newer change on disk'));
+  });
+
+  test('a directory that agreed with one database, pointed at a new one, fills it: nothing on disk is deleted', async () => {
+    await b.stop();
+    const onDisk = readdirSync(dagsB).filter((f) => f.endsWith('.yaml')).sort();
+    const fresh = await openTestDb('defs_fresh');
+    try {
+      const c = await startTestCoordinator('defs_c', {}, { dagsDir: dagsB, docsDir: '' }, { db: fresh.db });
+      const listedC = ((await c.call('GET', '/dags?perPage=1000')).json.dags as Json[]).map((d) => `${String(d.fileName)}.yaml`);
+      await c.stop();
+      assert.deepEqual(listedC.sort(), onDisk);
+      assert.deepEqual(readdirSync(dagsB).filter((f) => f.endsWith('.yaml')).sort(), onDisk);
+    } finally {
+      await fresh.cleanup();
+      b = await startB();
+    }
   });
 });

@@ -124,13 +124,15 @@ export class DirectoryMirror {
   }
 
   private winner(name: string, file: { mtimeMs: number } | undefined, row: StoredFile | undefined, fileHash: string | null, rowHash: string | null): Side {
+    // A name the database never had (not even deleted) is imported, whatever the manifest says:
+    // the directory may have agreed with another database, and only a recorded delete deletes a file.
+    if (row === undefined) return 'disk';
     const agreed = this.agreed.get(name);
     if (agreed !== undefined && fileHash === agreed) return 'database';
     if (agreed !== undefined && rowHash === agreed) return 'disk';
-    // Nothing agreed on: a file the directory lost comes back; a file the database never had goes in.
+    // Nothing agreed on: a file the directory lost comes back.
     if (agreed === undefined && file === undefined) return 'database';
-    if (agreed === undefined && row === undefined) return 'disk';
-    const winner: Side = file !== undefined && (row === undefined || file.mtimeMs > row.updatedAt.getTime()) ? 'disk' : 'database';
+    const winner: Side = file !== undefined && file.mtimeMs > row.updatedAt.getTime() ? 'disk' : 'database';
     this.logger.warn('a stored file changed both on disk and in the database; the newer one wins', { kind: this.cache.kind, name, root: this.files.root, winner });
     return winner;
   }

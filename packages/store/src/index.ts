@@ -38,7 +38,7 @@ export { anyUserExists, insertUser, insertFirstUser, insertOidcUser, getUserById
 export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
 export {
-  createStoredFile, updateStoredFile, putStoredFile, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
   type StoredFile, type StoredFileWriter, type RenameOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

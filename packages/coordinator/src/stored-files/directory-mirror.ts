@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
-import { contentHash, storedFilesSince, type Db, type StoredFile } from '@trellis/store';
+import { contentHash, deleteStoredFile, putStoredFiles, storedFilesSince, type Db, type StoredFile } from '@trellis/store';
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import type { StoredKindCache } from './stored-kind-cache.js';
@@ -92,17 +92,20 @@ export class DirectoryMirror {
   private async reconcile(): Promise<void> {
     const rows = new Map((await storedFilesSince(this.db, this.cache.kind, 0)).map((row) => [row.name, row]));
     const names = new Set([...rows.keys(), ...(await this.files.list())]);
-    let imported = 0;
+    const imports: Array<{ name: string; content: string }> = [];
     for (const name of names) {
-      if ((await this.settle(name, rows.get(name))) === 'disk') imported += 1;
+      const imported = await this.settle(name, rows.get(name));
+      if (imported !== undefined) imports.push({ name, content: imported });
     }
+    // One transaction for every imported file: a first start on a directory of 1,000 DAGs.
+    await putStoredFiles(this.db, this.cache.kind, imports, { by: this.importer, origin: this.cache.origin });
     await this.cache.catchUp();
     await this.saveManifest();
-    this.logger.info('stored files agree with their directory', { kind: this.cache.kind, root: this.files.root, files: this.cache.all().length, imported });
+    this.logger.info('stored files agree with their directory', { kind: this.cache.kind, root: this.files.root, files: this.cache.all().length, imported: imports.length });
   }
 
-  /** Settles one name at start; returns the side that won, or undefined when both agreed. */
-  private async settle(name: string, row: StoredFile | undefined): Promise<Side | undefined> {
+  /** Settles one name at start; returns the file's text when it is to be imported (the caller stores the imports together). */
+  private async settle(name: string, row: StoredFile | undefined): Promise<string | undefined> {
     const file = await this.files.read(name);
     const fileHash = file !== undefined ? contentHash(file.text) : null;
     const rowHash = row?.contentHash ?? null;
@@ -110,17 +113,16 @@ export class DirectoryMirror {
       this.agree(name, rowHash);
       return undefined;
     }
-    const winner = this.winner(name, file, row, fileHash, rowHash);
-    if (winner === 'disk') {
-      if (file !== undefined) await this.cache.put(name, file.text, this.importer);
-      else await this.cache.delete(name, this.importer);
+    if (this.winner(name, file, row, fileHash, rowHash) === 'disk') {
       this.agree(name, fileHash);
-    } else {
-      if (row?.content != null) await this.files.write(name, row.content);
-      else await this.files.remove(name);
-      this.agree(name, rowHash);
+      if (file !== undefined) return file.text;
+      await deleteStoredFile(this.db, this.cache.kind, name, { by: this.importer, origin: this.cache.origin });
+      return undefined;
     }
-    return winner;
+    if (row?.content != null) await this.files.write(name, row.content);
+    else await this.files.remove(name);
+    this.agree(name, rowHash);
+    return undefined;
   }
 
   private winner(name: string, file: { mtimeMs: number } | undefined, row: StoredFile | undefined, fileHash: string | null, rowHash: string | null): Side {

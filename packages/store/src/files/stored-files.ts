@@ -109,20 +109,26 @@ export function updateStoredFile(db: Db, kind: StoredFileKind, name: string, con
   });
 }
 
+const PUT = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7)
+  ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
+    created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+  WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
+  RETURNING ${COLUMNS}`;
+
 /** Creates or replaces (an import from a directory); undefined when the content is already this. */
 export function putStoredFile(db: Db, kind: StoredFileKind, name: string, content: string, writer: StoredFileWriter): Promise<StoredFile | undefined> {
-  return writeKind(db, kind, async (tx, version) => {
-    return first(
-      await tx.query<StoredRow>(
-      `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-         created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
-       WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
-       RETURNING ${COLUMNS}`,
-      [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin],
-      ),
-    );
+  return writeKind(db, kind, async (tx, version) => first(await tx.query<StoredRow>(PUT, [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin])));
+}
+
+/** Creates or replaces many files in one transaction (one version, one commit): a directory imported at start. Resolves to how many changed. */
+export async function putStoredFiles(db: Db, kind: StoredFileKind, files: Array<{ name: string; content: string }>, writer: StoredFileWriter): Promise<number> {
+  if (files.length === 0) return 0;
+  const changed = await writeKind(db, kind, async (tx, version) => {
+    let count = 0;
+    for (const { name, content } of files) count += (await tx.query(PUT, [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin])).length;
+    return count > 0 ? count : undefined;
   });
+  return changed ?? 0;
 }
 
 async function tombstone(tx: Queryable, kind: StoredFileKind, name: string, version: number, writer: StoredFileWriter): Promise<StoredFile | undefined> {

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Db } from '@trellis/store';
 import { apiMountPath } from './http/app.js';
 import type { DagIndex } from './definitions/dag-index.js';
+import type { DocumentStore } from './documents/document-store.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 import type { SchedulerClock } from './scheduler/clock.js';
 import type { ApiKeyService } from './auth/api-keys.js';
@@ -17,6 +18,8 @@ export interface Coordinator {
   /** Base URL of the API, e.g. http://127.0.0.1:8080/api/v1. */
   apiUrl: string;
   index: DagIndex;
+  /** Documents (the docs directory of the contract), stored in the database like definitions. */
+  documents: DocumentStore;
   db: Db;
   /** Where workers connect (host:port), when the gRPC server runs. */
   grpcAddress?: string;
@@ -71,6 +74,7 @@ export async function startCoordinator(config: ServerConfig, logger: Logger, opt
   return {
     apiUrl,
     index: parts.index,
+    documents: parts.documents,
     db: parts.db,
     ...(grpc !== undefined ? { grpcAddress: grpc.address } : {}),
     scheduler: parts.scheduler,

@@ -1,13 +1,18 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 
 let t: TestCoordinator;
 type Json = Record<string, unknown>;
 
-const DAGS = { hello: 'steps:\n  - name: s1\n    command: "true"\n' };
+const DAGS = {
+  hello: 'steps:\n  - name: s1\n    command: "true"\n',
+  // Put in the DAGs directory by hand: imported at start, stored even where they cannot run.
+  nul: 'steps:\n  - echo "a\u0000b"\n',
+  escaped: 'steps:\n  - "echo \\0"\n',
+  dots: 'name: ..\nsteps:\n  - name: ..\n    command: echo from-dots\n',
+};
 
 before(async () => {
   t = await startTestCoordinator('api_bad_input', DAGS);
@@ -59,10 +64,6 @@ describe('bad input is a 400 with the contract body, never a 500', () => {
   });
 
   test('a spec holding a NUL on disk is invalid, and starting it is a 400 that leaves other DAGs startable', async () => {
-    writeFileSync(join(t.dir, 'dags', 'nul.yaml'), 'steps:\n  - echo "a\u0000b"\n');
-    writeFileSync(join(t.dir, 'dags', 'escaped.yaml'), 'steps:\n  - "echo \\0"\n');
-    await t.coordinator.index.refresh('nul');
-    await t.coordinator.index.refresh('escaped');
     assertBadRequest(await t.call('POST', '/dags/nul/start', {}), /NUL/);
     assertBadRequest(await t.call('POST', '/dags/escaped/start', {}), /NUL/);
     const valid = await t.call('POST', '/dags/validate', { spec: 'steps:\n  - "echo \\0"\n' });
@@ -100,8 +101,6 @@ describe('names used in paths stay under the log directory', () => {
     const run = await finished('..', '..');
     const rel = relative(logDir, String(run.log));
     assert.ok(!rel.startsWith('..') && rel.split('/').length === 3, `run log ${String(run.log)} is not <dag>/<run>/run.log under ${logDir}`);
-    writeFileSync(join(t.dir, 'dags', 'dots.yaml'), 'name: ..\nsteps:\n  - name: ..\n    command: echo from-dots\n');
-    await t.coordinator.index.refresh('dots');
     const started = await t.call('POST', '/dags/dots/start', {});
     assert.equal(started.status, 200, JSON.stringify(started.json));
     const id = started.json.dagRunId as string;

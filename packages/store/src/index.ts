@@ -47,3 +47,8 @@ export { appendOwnLogChunks, type OwnLogStreams } from './logs/append-own-log-ch
 export { appendLogChunks, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
 export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './logs/log-stream.js';
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
+export {
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
+  type StoredFile, type StoredFileWriter, type RenameOutcome,
+} from './files/stored-files.js';
+export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

@@ -168,7 +168,7 @@ function getDagSpec({ queries }: DagRoutesDeps): AnyRoute {
     response: dagSpecSchema,
     params: fileNameParam,
     errors: [404],
-    handler: ({ params }) => Promise.resolve(queries.spec(params.fileName)),
+    handler: ({ params }) => queries.spec(params.fileName),
   });
 }
 

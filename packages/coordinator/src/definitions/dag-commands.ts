@@ -1,7 +1,7 @@
 import { isValidDagFileName, loadDag, RunStatus, AlreadyExistsError, BadRequestError, NotFoundError, toError } from '@trellis/core';
 import { listRuns, setSuspended, type Db, deleteWebhook } from '@trellis/store';
 import type { RunService } from '../runs/run-service.js';
-import type { DagFiles } from './dag-files.js';
+import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { DagIndex } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
 import { recordAudit } from '../auth/audit.js';
@@ -10,7 +10,8 @@ import { auditRun } from '../runs/run-audit.js';
 
 export interface DagCommandDeps {
   db: Db;
-  files: DagFiles;
+  /** The stored definitions (the database). */
+  dags: StoredKindCache;
   index: DagIndex;
   runs: RunService;
   schedule: DagSchedule;
@@ -26,7 +27,7 @@ const STOPPABLE = [RunStatus.Running, RunStatus.Queued, RunStatus.Waiting] as co
 const STOP_PAGE = 500;
 
 /**
- * Changing DAG definitions: files on disk, the index that mirrors them, and their suspension.
+ * Changing DAG definitions (stored in the database, mirrored by the index and the DAGs directory) and their suspension.
  * Every change is recorded in the audit trail with its actor.
  */
 export class DagCommands {
@@ -37,37 +38,35 @@ export class DagCommands {
     if (!isValidDagFileName(name)) throw new BadRequestError('Invalid DAG name format', { name });
     const { errors } = loadDag(spec, { fileName: name });
     if (errors.length > 0) throw new BadRequestError(`invalid spec: ${errors.join('; ')}`, { errors });
-    if (!(await this.deps.files.create(name, spec))) throw new AlreadyExistsError('DAG already exists', { name });
-    await this.deps.index.refresh(name);
+    if ((await this.deps.dags.create(name, spec, actor.name)) === undefined) throw new AlreadyExistsError('DAG already exists', { name });
     await this.audit(actor, 'dag.created', name, `created DAG ${name}`);
     return { name };
   }
 
   /** Replaces a definition's YAML; an invalid spec is not stored and its problems are returned. */
   async updateSpec(actor: Actor, fileName: string, spec: string): Promise<{ errors: string[] }> {
+    await this.deps.index.current();
     requireDag(this.deps.index, fileName);
     const { errors } = this.deps.index.parse(spec, fileName);
     if (errors.length > 0) return { errors };
-    await this.deps.files.write(fileName, spec);
-    await this.deps.index.refresh(fileName);
+    if ((await this.deps.dags.update(fileName, spec, actor.name)) === undefined) throw new NotFoundError('DAG not found', { fileName });
     await this.audit(actor, 'dag.updated', fileName, `updated the spec of DAG ${fileName}`);
     return { errors: [] };
   }
 
+  /** Moves a definition to a free file name in one transaction, so two coordinators never both take a name. */
   async rename(actor: Actor, fileName: string, newFileName: string): Promise<{ fileName: string }> {
     if (!isValidDagFileName(newFileName)) throw new BadRequestError('Invalid new file name format', { newFileName });
-    requireDag(this.deps.index, fileName);
-    if ((await this.deps.files.pathOf(newFileName)) !== undefined) throw new AlreadyExistsError('a DAG with that file name already exists', { newFileName });
-    await this.deps.files.rename(fileName, newFileName);
-    await Promise.all([this.deps.index.refresh(fileName), this.deps.index.refresh(newFileName)]);
+    const outcome = await this.deps.dags.rename(fileName, newFileName, actor.name);
+    if (!outcome.renamed && outcome.reason === 'missing') throw new NotFoundError('DAG not found', { fileName });
+    if (!outcome.renamed) throw new AlreadyExistsError('a DAG with that file name already exists', { newFileName });
     await this.audit(actor, 'dag.renamed', fileName, `renamed DAG ${fileName} to ${newFileName}`, { newFileName });
     await this.retireWebhook(actor, fileName);
     return { fileName: newFileName };
   }
 
   async remove(actor: Actor, fileName: string): Promise<void> {
-    if (!(await this.deps.files.remove(fileName))) throw new NotFoundError('DAG not found', { fileName });
-    await this.deps.index.refresh(fileName);
+    if ((await this.deps.dags.delete(fileName, actor.name)) === undefined) throw new NotFoundError('DAG not found', { fileName });
     await this.audit(actor, 'dag.deleted', fileName, `deleted DAG ${fileName}`);
     await this.retireWebhook(actor, fileName);
   }

@@ -1,21 +1,23 @@
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile, open } from 'node:fs/promises';
+import { watch } from 'node:fs';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { dagFileNameOf } from '@trellis/core';
+import type { MirrorFiles } from '../stored-files/directory-mirror.js';
+import { writeAtomically } from '../stored-files/atomic-write.js';
 
-/** DAG definition files: `<dagsDir>/<fileName>.yaml` (a `.yml` file is read too). */
-export class DagFiles {
-  constructor(readonly dir: string) {}
+/** DAG definition files: `<dagsDir>/<fileName>.yaml` (a `.yml` file is read too); the database's mirror. */
+export class DagFiles implements MirrorFiles {
+  readonly manifestPath: string;
 
-  async ensureDir(): Promise<void> {
-    await mkdir(this.dir, { recursive: true });
+  constructor(readonly root: string) {
+    this.manifestPath = join(root, '.trellis-mirror.json');
   }
 
   /** File names (without extension) of every definition, sorted. `.yaml` wins over `.yml`. */
   async list(): Promise<string[]> {
     let entries: string[];
     try {
-      entries = await readdir(this.dir);
+      entries = await readdir(this.root);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;
@@ -30,7 +32,7 @@ export class DagFiles {
 
   async pathOf(fileName: string): Promise<string | undefined> {
     for (const ext of ['.yaml', '.yml']) {
-      const path = join(this.dir, fileName + ext);
+      const path = join(this.root, fileName + ext);
       try {
         await stat(path);
         return path;
@@ -53,44 +55,22 @@ export class DagFiles {
     }
   }
 
-  /** Writes through a temporary file and a rename, so a reader (or a crash) never sees half a file. */
+  /** Replaces the file (`.yml` stays `.yml`), or creates `<fileName>.yaml`. */
   async write(fileName: string, text: string): Promise<void> {
-    await this.ensureDir();
-    const target = (await this.pathOf(fileName)) ?? join(this.dir, `${fileName}.yaml`);
-    const temp = join(this.dir, `.${fileName}.${randomBytes(4).toString('hex')}.tmp`);
-    const handle = await open(temp, 'w');
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, target);
+    await writeAtomically((await this.pathOf(fileName)) ?? join(this.root, `${fileName}.yaml`), text);
   }
 
-  /** Creates the file only if no definition of that name exists; false when one does. */
-  async create(fileName: string, text: string): Promise<boolean> {
-    await this.ensureDir();
-    if ((await this.pathOf(fileName)) !== undefined) return false;
-    try {
-      await writeFile(join(this.dir, `${fileName}.yaml`), text, { flag: 'wx' });
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw error;
-    }
-  }
-
-  async rename(from: string, to: string): Promise<void> {
-    const source = await this.pathOf(from);
-    if (source === undefined) throw Object.assign(new Error(`no definition ${from}`), { code: 'ENOENT' });
-    await rename(source, join(this.dir, `${to}.yaml`));
-  }
-
-  async remove(fileName: string): Promise<boolean> {
+  async remove(fileName: string): Promise<void> {
     const path = await this.pathOf(fileName);
-    if (path === undefined) return false;
-    await rm(path, { force: true });
-    return true;
+    if (path !== undefined) await rm(path, { force: true });
+  }
+
+  watch(onName: (fileName: string) => void): (() => void) | undefined {
+    const watcher = watch(this.root, (_event, name) => {
+      const fileName = name !== null ? dagFileNameOf(name) : undefined;
+      if (fileName !== undefined) onName(fileName);
+    });
+    watcher.on('error', () => watcher.close());
+    return () => watcher.close();
   }
 }

@@ -1,55 +1,53 @@
-import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dagFileNameOf, loadDag, parseBaseConfig, toError, type BaseConfig, type DagLoadResult } from '@trellis/core';
-import type { DagFiles } from './dag-files.js';
+import { loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
+import type { StoredFile } from '@trellis/store';
+import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface IndexedDag {
   fileName: string;
   text: string;
+  /** When the definition last changed (in the database). */
   mtimeMs: number;
   result: DagLoadResult;
   /** The DAG's name: its `name:` field, else the file name. */
   name: string;
 }
 
-export type DagChangeListener = (fileName: string, entry: IndexedDag | undefined) => void;
+/** A definition changed (`entry` undefined: deleted); `origin` is the coordinator instance that wrote the change. */
+export type DagChangeListener = (fileName: string, entry: IndexedDag | undefined, origin: string) => void;
 
-/** How long to wait for a burst of file events (editors write in several steps) before reloading. */
-const WATCH_DEBOUNCE_MS = 100;
+/** The name of the base configuration's one stored file. */
+export const BASE_CONFIG_NAME = 'base';
 
 /**
- * Every definition in the DAGs directory, parsed and kept in memory, so listing 1,000 DAGs
- * never touches the disk. API writes refresh their file at once; a directory watch picks up
- * edits made by hand or by repository sync.
+ * Every DAG definition, parsed and kept in memory, so listing 1,000 DAGs reads neither the
+ * database nor the disk. It follows the stored definitions and base configuration (see
+ * StoredKindCache): a change made through any coordinator, or imported from a directory,
+ * arrives here within a notification; `current` makes a read exact.
  */
 export class DagIndex {
   private readonly entries = new Map<string, IndexedDag>();
   private readonly listeners: DagChangeListener[] = [];
-  private readonly pending = new Map<string, NodeJS.Timeout>();
-  private watcher: FSWatcher | undefined;
   private base: BaseConfig | undefined;
   private baseErrors: string[] = [];
 
   constructor(
-    private readonly files: DagFiles,
+    private readonly dags: StoredKindCache,
+    private readonly baseConfig: StoredKindCache,
     private readonly logger: Logger,
-    private readonly baseConfigPath?: string,
   ) {}
 
-  async start(options: { watch: boolean }): Promise<void> {
-    await this.files.ensureDir();
-    await this.loadBase();
-    for (const fileName of await this.files.list()) await this.refresh(fileName);
-    this.logger.info('indexed DAG definitions', { dir: this.files.dir, count: this.entries.size });
-    if (options.watch) this.startWatching();
-  }
-
-  stop(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-    for (const timer of this.pending.values()) clearTimeout(timer);
-    this.pending.clear();
+  /** Indexes what the caches hold and follows their changes; the caches are started by their owner. */
+  start(): void {
+    this.loadBase(this.baseConfig.get(BASE_CONFIG_NAME));
+    for (const file of this.dags.all()) this.apply(file.name, file);
+    this.dags.onChange((file) => this.apply(file.name, file, file.origin));
+    this.baseConfig.onChange((base) => {
+      if (base.name !== BASE_CONFIG_NAME) return;
+      this.loadBase(base);
+      for (const entry of this.all()) this.apply(entry.fileName, this.dags.get(entry.fileName), base.origin);
+    });
+    this.logger.info('indexed DAG definitions', { count: this.entries.size });
   }
 
   onChange(listener: DagChangeListener): void {
@@ -75,61 +73,42 @@ export class DagIndex {
     return { ...result, errors: [...this.baseErrors.map((e) => `base config: ${e}`), ...result.errors] };
   }
 
-  /** Re-reads one definition from disk (or drops it when the file is gone). */
-  async refresh(fileName: string): Promise<IndexedDag | undefined> {
-    const file = await this.files.read(fileName);
-    if (file === undefined) {
-      if (this.entries.delete(fileName)) this.emit(fileName, undefined);
-      return undefined;
-    }
-    const previous = this.entries.get(fileName);
-    if (previous !== undefined && previous.text === file.text) return previous;
-    const result = this.parse(file.text, fileName);
-    const entry: IndexedDag = { fileName, text: file.text, mtimeMs: file.mtimeMs, result, name: result.dag?.name ?? fileName };
-    this.entries.set(fileName, entry);
-    this.emit(fileName, entry);
-    return entry;
+  /** Brings the index up to the database's newest definitions: for reads and writes that must be exact. */
+  async current(): Promise<void> {
+    await Promise.all([this.baseConfig.current(), this.dags.current()]);
   }
 
-  private async loadBase(): Promise<void> {
-    if (this.baseConfigPath === undefined) return;
-    let text: string;
-    try {
-      text = await readFile(this.baseConfigPath, 'utf8');
-    } catch (error) {
-      this.baseErrors = [`cannot read ${this.baseConfigPath}: ${toError(error).message}`];
+  /** The definition as the database has it now. */
+  async refresh(fileName: string): Promise<IndexedDag | undefined> {
+    await this.current();
+    return this.get(fileName);
+  }
+
+  /** Indexes a definition; a change is announced with its origin (the initial load has none). */
+  private apply(fileName: string, file: StoredFile | undefined, origin?: string): void {
+    if (file?.content == null) {
+      if (this.entries.delete(fileName) && origin !== undefined) this.emit(fileName, undefined, origin);
       return;
     }
-    const parsed = parseBaseConfig(text);
+    const result = this.parse(file.content, fileName);
+    const entry: IndexedDag = { fileName, text: file.content, mtimeMs: file.updatedAt.getTime(), result, name: result.dag?.name ?? fileName };
+    this.entries.set(fileName, entry);
+    if (origin !== undefined) this.emit(fileName, entry, origin);
+  }
+
+  private loadBase(file: StoredFile | undefined): void {
+    if (file?.content == null) {
+      this.base = undefined;
+      this.baseErrors = [];
+      return;
+    }
+    const parsed = parseBaseConfig(file.content);
     this.base = parsed.base;
     this.baseErrors = parsed.errors;
-    if (parsed.errors.length > 0) this.logger.warn('base configuration has errors', { path: this.baseConfigPath, errors: parsed.errors });
+    if (parsed.errors.length > 0) this.logger.warn('base configuration has errors', { errors: parsed.errors });
   }
 
-  private emit(fileName: string, entry: IndexedDag | undefined): void {
-    for (const listener of this.listeners) listener(fileName, entry);
-  }
-
-  private startWatching(): void {
-    try {
-      this.watcher = watch(this.files.dir, (_event, name) => {
-        const fileName = name !== null ? dagFileNameOf(name) : undefined;
-        if (fileName !== undefined) this.schedule(fileName);
-      });
-      this.watcher.on('error', (error) => this.logger.warn('DAG directory watch failed', { error: toError(error) }));
-    } catch (error) {
-      this.logger.warn('cannot watch the DAG directory; API changes still apply', { dir: this.files.dir, error: toError(error) });
-    }
-  }
-
-  private schedule(fileName: string): void {
-    clearTimeout(this.pending.get(fileName));
-    this.pending.set(
-      fileName,
-      setTimeout(() => {
-        this.pending.delete(fileName);
-        this.refresh(fileName).catch((error: unknown) => this.logger.warn('reloading a DAG file failed', { fileName, error: toError(error) }));
-      }, WATCH_DEBOUNCE_MS),
-    );
+  private emit(fileName: string, entry: IndexedDag | undefined, origin: string): void {
+    for (const listener of this.listeners) listener(fileName, entry, origin);
   }
 }

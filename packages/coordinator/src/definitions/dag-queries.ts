@@ -60,13 +60,15 @@ export class DagQueries {
   }
 
   async details(fileName: string) {
+    await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
     const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, [entry.name]), suspendedAmong(this.deps.db, [entry.name])]);
     return dagDetails(entry, latest.get(entry.name), suspended.has(entry.name));
   }
 
-  /** The YAML text of a definition, with what it parses to. */
-  spec(fileName: string) {
+  /** The YAML text of a definition, with what it parses to, as the database has it now. */
+  async spec(fileName: string) {
+    await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
     return { dag: dagDetails(entry).dag, spec: entry.text, errors: entry.result.errors };
   }

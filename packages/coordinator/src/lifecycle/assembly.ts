@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { releaseLease, type Db } from '@trellis/store';
 import { DagFiles } from '../definitions/dag-files.js';
-import { DagIndex } from '../definitions/dag-index.js';
+import { BASE_CONFIG_NAME, DagIndex } from '../definitions/dag-index.js';
+import { StoredFileCaches, type StoredKindCache } from '../stored-files/stored-kind-cache.js';
+import { DirectoryMirror, type MirrorFiles } from '../stored-files/directory-mirror.js';
+import { SingleFile } from '../stored-files/single-file.js';
+import { DocFiles } from '../documents/doc-files.js';
+import { DocumentStore } from '../documents/document-store.js';
 import { Dispatcher } from '../admission/dispatcher.js';
 import { QueueLimits } from '../admission/placement.js';
 import { RemotePollers } from '../admission/remote-pollers.js';
@@ -42,8 +47,12 @@ export interface CoordinatorParts {
   localId: string;
   instanceId: string;
   startedAt: Date;
-  files: DagFiles;
+  /** DAG definitions, the base configuration and documents as the database has them. */
+  storedFiles: StoredFileCaches;
+  /** The directories that mirror them: DAGs, the base configuration file, documents. */
+  mirrors: DirectoryMirror[];
   index: DagIndex;
+  documents: DocumentStore;
   globalQueues: Map<string, number>;
   queueLimits: QueueLimits;
   registry: WorkerRegistry;
@@ -82,8 +91,9 @@ export interface AssemblyOptions {
  */
 export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db, options: AssemblyOptions = {}): CoordinatorParts {
   const localId = localWorkerId(config.coordinatorId ?? `${hostname()}:${config.port}`);
-  const files = new DagFiles(config.dagsDir);
-  const index = new DagIndex(files, logger, config.baseConfig);
+  const instanceId = randomUUID();
+  const storedFiles = new StoredFileCaches(db, logger, instanceId);
+  const index = new DagIndex(storedFiles.dag, storedFiles.base, logger);
   const globalQueues = new Map(config.queues.map((q) => [q.name, q.maxConcurrency]));
   const queueLimits = new QueueLimits(globalQueues, () => index.all().flatMap((e): Array<[string, number]> => (e.result.dag?.maxActiveRuns !== undefined ? [[e.name, e.result.dag.maxActiveRuns]] : [])));
   const queueLimit = (queueName: string): number => queueLimits.limitOf(queueName);
@@ -91,7 +101,6 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   const registry = new WorkerRegistry(db);
   const specs = new SpecCache(db);
   const peers = new Peers();
-  const instanceId = randomUUID();
   const startedAt = new Date();
   const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
   const metrics = new ServiceMetrics({
@@ -144,8 +153,10 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     localId,
     instanceId,
     startedAt,
-    files,
+    storedFiles,
+    mirrors: directoryMirrors(config, logger, db, storedFiles),
     index,
+    documents: new DocumentStore(storedFiles.doc),
     globalQueues,
     queueLimits,
     registry,
@@ -174,6 +185,16 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     profiles,
     ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers }) } : {}),
   };
+}
+
+/** The DAGs directory, the base configuration file and the docs directory, where configured, each following its kind in the database. */
+function directoryMirrors(config: ServerConfig, logger: Logger, db: Db, stored: StoredFileCaches): DirectoryMirror[] {
+  const mirror = (cache: StoredKindCache, files: MirrorFiles) => new DirectoryMirror(db, cache, files, logger, `directory ${files.root}`);
+  return [
+    ...(config.baseConfig !== undefined ? [mirror(stored.base, new SingleFile(config.baseConfig, BASE_CONFIG_NAME))] : []),
+    mirror(stored.dag, new DagFiles(config.dagsDir)),
+    ...(config.docsDir !== '' ? [mirror(stored.doc, new DocFiles(config.docsDir))] : []),
+  ];
 }
 
 /** The worker gRPC service: hand-outs, reports (applied here), and sub-runs a worker starts. */

@@ -125,11 +125,22 @@ export class CoordinatorLifecycle {
     return { parts, server, ...(grpc !== undefined ? { grpc } : {}) };
   }
 
-  /** Indexes the DAGs folder; only then listens to changes, so the initial load records no events. */
-  private async startIndex({ db, index, queueLimits, logger }: CoordinatorParts, watch: boolean): Promise<void> {
-    this.opened.push('DAG index', () => index.stop());
-    await index.start({ watch });
-    index.onChange((fileName, entry) => {
+  /**
+   * Loads the stored files, settles each mirrored directory with the database (importing what
+   * changed on disk), then indexes the DAGs; only then listens to changes, so the initial load
+   * records no events.
+   */
+  private async startIndex({ db, index, queueLimits, logger, storedFiles, mirrors, instanceId }: CoordinatorParts, watch: boolean): Promise<void> {
+    this.opened.push('stored file notifications', () => storedFiles.stop());
+    await storedFiles.start();
+    for (const mirror of mirrors) {
+      this.opened.push('mirrored directory', () => mirror.stop());
+      await mirror.start({ watch });
+    }
+    index.start();
+    index.onChange((fileName, entry, origin) => {
+      // Every coordinator sees the change; the one that wrote it records it in the shared event log.
+      if (origin !== instanceId) return;
       const event = { kind: 'dag', type: entry === undefined ? 'dag.definition.deleted' : 'dag.definition.changed', dagName: entry?.name ?? fileName, message: `definition ${fileName} ${entry === undefined ? 'removed' : 'changed'}`, data: { fileName } };
       recordEvent(db, event).catch((error: unknown) => logger.warn('could not record a definition event', { fileName, error: toError(error) }));
     });

@@ -44,8 +44,8 @@ export class RunCommands {
   constructor(private readonly deps: RunCommandsDeps) {}
 
   /** Queues a run of a stored DAG; a singleton start is refused with `already_running` while the DAG is active. */
-  startStored(actor: Actor, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
-    return this.started(actor, action, startRequest(this.storedDag(fileName), fileName, options, 'manual', actor, 'already_running'));
+  async startStored(actor: Actor, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+    return this.started(actor, action, startRequest(await this.storedDag(fileName), fileName, options, 'manual', actor, 'already_running'));
   }
 
   /** Queues a run of an inline spec, never stored as a definition; a singleton start is refused with `max_run_reached`. */
@@ -137,8 +137,9 @@ export class RunCommands {
     await auditRun(this.deps.db, actor, 'run.step.status_set', run, { stepName, status });
   }
 
-  private storedDag(fileName: string): { dag: Dag; yaml: string } {
-    const entry = this.deps.index.get(fileName);
+  /** The definition as the database has it now: a DAG just created or changed through another coordinator starts as stored. */
+  private async storedDag(fileName: string): Promise<{ dag: Dag; yaml: string }> {
+    const entry = await this.deps.index.refresh(fileName);
     if (entry === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (entry.result.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${entry.result.errors.join('; ')}`, { errors: entry.result.errors });
     return { dag: entry.result.dag, yaml: entry.text };

@@ -18,6 +18,7 @@ import { sql as apiKeys } from './0014_api_keys.js';
 import { sql as webhooks } from './0015_webhooks.js';
 import { sql as oidcIdentities } from './0016_oidc_identities.js';
 import { sql as runTriggeredBy } from './0017_run_triggered_by.js';
+import { sql as storedFiles } from './0018_stored_files.js';
 import { sql as runLogs } from './0020_run_logs.js';
 import { sql as profiles } from './0023_profiles.js';
 import { sql as webhookProfiles } from './0024_webhook_profiles.js';
@@ -47,6 +48,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: '0015_webhooks', sql: webhooks },
   { version: 16, name: '0016_oidc_identities', sql: oidcIdentities },
   { version: 17, name: '0017_run_triggered_by', sql: runTriggeredBy },
+  { version: 18, name: '0018_stored_files', sql: storedFiles },
   { version: 20, name: '0020_run_logs', sql: runLogs },
   { version: 23, name: '0023_profiles', sql: profiles },
   { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },

@@ -1,0 +1,103 @@
+import { parse as parseYaml } from 'yaml';
+import { AlreadyExistsError, BadRequestError, NotFoundError } from '@trellis/core';
+import type { StoredFile } from '@trellis/store';
+import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
+import { isValidDocumentId, MAX_DOCUMENT_ID_LENGTH } from './document-id.js';
+
+export interface DocumentSummary {
+  id: string;
+  title: string;
+}
+
+export interface StoredDocument extends DocumentSummary {
+  /** The full text, frontmatter included. */
+  content: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** A document was written (its summary) or deleted (undefined). */
+export type DocumentListener = (id: string, document: DocumentSummary | undefined) => void;
+
+const FRONTMATTER = /^---\r?\n([\s\S]*?)\r?\n---(?:\r?\n|$)/;
+
+/** The frontmatter's `title`, else the id's last segment (only `title` is read from frontmatter). */
+export function documentTitle(id: string, content: string): string {
+  const block = FRONTMATTER.exec(content)?.[1];
+  if (block !== undefined) {
+    try {
+      const meta = parseYaml(block) as unknown;
+      if (typeof meta === 'object' && meta !== null && typeof (meta as { title?: unknown }).title === 'string') return (meta as { title: string }).title;
+    } catch {
+      // frontmatter that is not YAML has no title
+    }
+  }
+  return id.slice(id.lastIndexOf('/') + 1);
+}
+
+function requireId(id: string, field: string): void {
+  if (!isValidDocumentId(id)) {
+    throw new BadRequestError(`${field} must be at most ${MAX_DOCUMENT_ID_LENGTH} characters of path segments that start with a letter or digit ([a-zA-Z0-9_. -])`, { [field]: id });
+  }
+}
+
+function toDocument(file: StoredFile & { content: string }): StoredDocument {
+  return { id: file.name, title: documentTitle(file.name, file.content), content: file.content, createdAt: file.createdAt.toISOString(), updatedAt: file.updatedAt.toISOString() };
+}
+
+/**
+ * The documents of the contract's Documents section, stored in the database (shared by every
+ * coordinator) and mirrored to the docs directory, with files written there by runs imported.
+ * Reads of one document and every write are exact; the list reads the cache.
+ */
+export class DocumentStore {
+  constructor(private readonly docs: StoredKindCache) {}
+
+  async create(by: string, id: string, content: string): Promise<StoredDocument> {
+    requireId(id, 'id');
+    const file = await this.docs.create(id, content, by);
+    if (file?.content == null) throw new AlreadyExistsError('document already exists', { id });
+    return toDocument({ ...file, content: file.content });
+  }
+
+  async get(id: string): Promise<StoredDocument> {
+    requireId(id, 'path');
+    await this.docs.current();
+    const file = this.docs.get(id);
+    if (file?.content == null) throw new NotFoundError('document not found', { path: id });
+    return toDocument({ ...file, content: file.content });
+  }
+
+  async update(by: string, id: string, content: string): Promise<StoredDocument> {
+    requireId(id, 'path');
+    const file = await this.docs.update(id, content, by);
+    if (file?.content == null) throw new NotFoundError('document not found', { path: id });
+    return toDocument({ ...file, content: file.content });
+  }
+
+  async delete(by: string, id: string): Promise<void> {
+    requireId(id, 'path');
+    if ((await this.docs.delete(id, by)) === undefined) throw new NotFoundError('document not found', { path: id });
+  }
+
+  async rename(by: string, id: string, newId: string): Promise<StoredDocument> {
+    requireId(id, 'path');
+    requireId(newId, 'newPath');
+    const outcome = await this.docs.rename(id, newId, by);
+    if (!outcome.renamed && outcome.reason === 'missing') throw new NotFoundError('document not found', { path: id });
+    if (!outcome.renamed) throw new AlreadyExistsError('a document with that path already exists', { newPath: newId });
+    return toDocument({ ...outcome.target, content: outcome.target.content ?? '' });
+  }
+
+  /** Every document's id and title, sorted by id. */
+  list(): DocumentSummary[] {
+    return this.docs
+      .all()
+      .flatMap((file) => (file.content !== null ? [{ id: file.name, title: documentTitle(file.name, file.content) }] : []))
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  onChange(listener: DocumentListener): void {
+    this.docs.onChange(({ name, content }) => listener(name, content !== null ? { id: name, title: documentTitle(name, content) } : undefined));
+  }
+}

@@ -1,0 +1,51 @@
+import { watch } from 'node:fs';
+import { readFile, rm, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { MirrorFiles } from './directory-mirror.js';
+import { writeAtomically } from './atomic-write.js';
+
+/** One file mirroring the single stored file of a kind (the base configuration), under the name `name`. */
+export class SingleFile implements MirrorFiles {
+  readonly root: string;
+  readonly manifestPath: string;
+
+  constructor(
+    private readonly path: string,
+    private readonly name: string,
+  ) {
+    this.root = dirname(path);
+    this.manifestPath = join(this.root, `.${basename(path)}.trellis-mirror.json`);
+  }
+
+  async list(): Promise<string[]> {
+    return (await this.read(this.name)) !== undefined ? [this.name] : [];
+  }
+
+  async read(name: string): Promise<{ text: string; mtimeMs: number } | undefined> {
+    if (name !== this.name) return undefined;
+    try {
+      const [text, info] = await Promise.all([readFile(this.path, 'utf8'), stat(this.path)]);
+      return { text, mtimeMs: info.mtimeMs };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async write(name: string, text: string): Promise<void> {
+    if (name === this.name) await writeAtomically(this.path, text);
+  }
+
+  async remove(name: string): Promise<void> {
+    if (name === this.name) await rm(this.path, { force: true });
+  }
+
+  watch(onName: (name: string) => void): (() => void) | undefined {
+    const file = basename(this.path);
+    const watcher = watch(this.root, (_event, changed) => {
+      if (changed === file) onName(this.name);
+    });
+    watcher.on('error', () => watcher.close());
+    return () => watcher.close();
+  }
+}

@@ -1,28 +1,13 @@
-import type { Dag, Step } from '../model/dag.js';
+import type { Dag } from '../model/dag.js';
 import type { Issues } from './issues.js';
 
 /**
- * Settings the spec accepts that this build cannot carry out. Where a DAG asks its steps to run
- * somewhere else (over SSH, in a container), running them on the worker's own host instead
- * would report success for work not done where it was asked, so such definitions are invalid.
- * Mail settings only lose a notification: they stay valid and are warned about, and the run log
- * says when a mail was not sent (see the engine's runner).
+ * Settings the spec accepts that this build cannot carry out. Mail settings only lose a
+ * notification: they stay valid and are warned about, and the run log says when a mail was not
+ * sent (see the engine's runner).
  */
 
 export const MAIL_UNAVAILABLE = 'mail delivery is not available in this build';
-
-const ELSEWHERE = "remove it to run the steps on the worker's own host";
-
-/** DAG-level `ssh` and `container`: refused until the ssh and container executors exist. */
-export function refuseRemoteDagPlacement(dag: Dag, issues: Issues): void {
-  if (dag.ssh !== undefined) issues.add('ssh', `running steps over SSH is not available in this build; ${ELSEWHERE}`);
-  if (dag.container !== undefined) issues.add('container', `running steps in a container is not available in this build; ${ELSEWHERE}`);
-}
-
-/** Step-level `container` (handlers too): refused for the same reason. */
-export function refuseStepContainer(step: Step, path: string, issues: Issues): void {
-  if (step.container !== undefined) issues.add(`${path}.container`, "running a step in a container is not available in this build; remove it to run the step on the worker's own host");
-}
 
 /** The settings that ask for mail, as written; `mail_on_error` only where the step or `defaults` set it. */
 export interface MailRequests {

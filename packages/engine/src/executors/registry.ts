@@ -12,6 +12,7 @@ const loaders = new Map<StepType, () => Promise<StepExecutor>>([
   ['http', async () => (await import('./http.js')).httpExecutor],
   ['jq', async () => (await import('./jq.js')).jqExecutor],
   ['archive', async () => (await import('./archive.js')).archiveExecutor],
+  ['ssh', async () => (await import('./ssh.js')).sshExecutor],
 ]);
 
 function unavailable(type: StepType): StepExecutor {

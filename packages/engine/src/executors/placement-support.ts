@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
+import type { Writable } from 'node:stream';
 import { join } from 'node:path';
 import type { z } from 'zod';
 
@@ -25,3 +27,44 @@ export function homePath(path: string, env: Record<string, string>): string {
 export function posixQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+/** A marker no command output will hold by chance. */
+export function pidMarker(): string {
+  return `trellis-pid-${randomBytes(6).toString('hex')}:`;
+}
+
+/** Signal names as `kill` and ssh take them: without the SIG prefix. */
+export const bareSignal = (signal: NodeJS.Signals | string): string => signal.replace(/^SIG/, '');
+
+/**
+ * Forwards a remote command's stderr, taking out the line `<marker><pid>` the command printed
+ * first, so a stop can signal the process group that pid leads.
+ */
+export class PidLineFilter {
+  private head = '';
+  private found = false;
+  pid: number | undefined;
+
+  constructor(
+    private readonly marker: string,
+    private readonly out: Writable,
+  ) {}
+
+  write(chunk: Buffer): void {
+    if (this.found) return void this.out.write(chunk);
+    this.head += chunk.toString('latin1');
+    const start = this.head.indexOf(this.marker);
+    const end = start < 0 ? -1 : this.head.indexOf('\n', start);
+    if (end < 0 && this.head.length < 4096) return;
+    this.found = true;
+    if (end >= 0) this.pid = Number(this.head.slice(start + this.marker.length, end));
+    const rest = end >= 0 ? this.head.slice(0, start) + this.head.slice(end + 1) : this.head;
+    if (rest !== '') this.out.write(Buffer.from(rest, 'latin1'));
+  }
+
+  flush(): void {
+    if (!this.found && this.head !== '') this.out.write(Buffer.from(this.head, 'latin1'));
+    this.found = true;
+  }
+}
+

@@ -13,6 +13,7 @@ const loaders = new Map<StepType, () => Promise<StepExecutor>>([
   ['jq', async () => (await import('./jq.js')).jqExecutor],
   ['archive', async () => (await import('./archive.js')).archiveExecutor],
   ['ssh', async () => (await import('./ssh.js')).sshExecutor],
+  ['docker', async () => (await import('./docker.js')).dockerExecutor],
 ]);
 
 function unavailable(type: StepType): StepExecutor {

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Client, type ClientChannel, type ConnectConfig } from 'ssh2';
 import { sshConfigSchema, toError, type SshConfig } from '@trellis/core';
 import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
 import { commandArgv } from './shell.js';
 import { fingerprintOf, isKnownHostKey, knownHostName } from './ssh-known-hosts.js';
-import { configIssues, flagOf, homePath, posixQuote } from './placement-support.js';
+import { bareSignal, configIssues, flagOf, homePath, PidLineFilter, pidMarker, posixQuote } from './placement-support.js';
 
 const READY_TIMEOUT_MS = 20_000;
 
@@ -105,37 +104,6 @@ export function remoteCommandLine(ctx: StepExecutionContext, shell: string[] | u
   return `printf '%s%s\\n' ${marker} "$$" >&2; exec ${argv.map(posixQuote).join(' ')}`;
 }
 
-/** Forwards a channel's stderr, taking out the line that carries the remote pid. */
-class PidLineFilter {
-  private head = '';
-  private found = false;
-  pid: number | undefined;
-
-  constructor(
-    private readonly marker: string,
-    private readonly out: StepExecutionContext['stderr'],
-  ) {}
-
-  write(chunk: Buffer): void {
-    if (this.found) return void this.out.write(chunk);
-    this.head += chunk.toString('latin1');
-    const start = this.head.indexOf(this.marker);
-    const end = start < 0 ? -1 : this.head.indexOf('\n', start);
-    if (end < 0 && this.head.length < 4096) return;
-    this.found = true;
-    if (end >= 0) this.pid = Number(this.head.slice(start + this.marker.length, end));
-    const rest = end >= 0 ? this.head.slice(0, start) + this.head.slice(end + 1) : this.head;
-    if (rest !== '') this.out.write(Buffer.from(rest, 'latin1'));
-  }
-
-  flush(): void {
-    if (!this.found && this.head !== '') this.out.write(Buffer.from(this.head, 'latin1'));
-    this.found = true;
-  }
-}
-
-/** ssh2 names signals without the SIG prefix. */
-const bareSignal = (signal: NodeJS.Signals): string => signal.replace(/^SIG/, '');
 
 /** `kill -SIG -- -pid` over its own channel; a failure to send only leaves the remote process to its signal. */
 function killRemoteGroup(client: Client, pid: number | undefined, signal: string): void {
@@ -146,7 +114,7 @@ function killRemoteGroup(client: Client, pid: number | undefined, signal: string
 }
 
 function runRemote(client: Client, ctx: StepExecutionContext, shell: string[] | undefined, command: string): Promise<StepExecutionResult> {
-  const marker = `trellis-ssh-pid-${randomBytes(6).toString('hex')}:`;
+  const marker = pidMarker();
   return new Promise((resolve, reject) => {
     client.exec(remoteCommandLine(ctx, shell, command, marker), (error, channel: ClientChannel) => {
       if (error !== undefined) return reject(error);

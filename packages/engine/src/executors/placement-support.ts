@@ -34,7 +34,7 @@ export function pidMarker(): string {
 }
 
 /** Signal names as `kill` and ssh take them: without the SIG prefix. */
-export const bareSignal = (signal: NodeJS.Signals | string): string => signal.replace(/^SIG/, '');
+export const bareSignal = (signal: string): string => signal.replace(/^SIG/, '');
 
 /**
  * Forwards a remote command's stderr, taking out the line `<marker><pid>` the command printed

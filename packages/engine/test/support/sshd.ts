@@ -24,7 +24,7 @@ export interface PasswordUser {
   remove(): void;
 }
 
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

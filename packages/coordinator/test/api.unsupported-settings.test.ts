@@ -110,9 +110,13 @@ describe('typed step config', () => {
     const spec = 'steps:\n  - {name: ask, type: chat, llm: {temperature: 3}}\n  - {name: put, type: s3, command: explode}\n  - {name: r, type: redis, command: GET k, config: {mode: galaxy}}\n';
     const res = await t.call('POST', '/dags/validate', { spec });
     assert.equal(res.json.valid, false);
+    const refused = (path: string, type: string): string => `${path}.type: step type "${type}" is not available in this build; the DAG cannot run until it is`;
     assert.deepEqual(res.json.errors, [
+      refused('steps[0]', 'chat'),
       'steps[0].llm.temperature: must be a number from 0.0 to 2.0',
+      refused('steps[1]', 's3'),
       'steps[1].command: unknown s3 command "explode" (known: upload, download, list, delete)',
+      refused('steps[2]', 'redis'),
       'steps[2].config.mode: must be one of standalone, sentinel, cluster',
     ]);
     assert.equal((await t.call('POST', '/dag-runs', { spec, name: 'typed' })).status, 400);

@@ -41,6 +41,22 @@ handler_on:
   });
 });
 
+describe('step types without an executor in this build fail validation', () => {
+  test('each such type is named at its step or handler path; the aliases too', () => {
+    const result = loadDag(`
+steps:
+  - {name: ask, type: chat, messages: [{role: user, content: hi}]}
+  - {name: act, type: github_action, command: actions/checkout@v4}
+  - {name: put, type: s3, command: upload, config: {bucket: b}}
+handler_on:
+  failure: {type: mail, config: {to: ops@example.com}}
+`);
+    assert.equal(result.dag, undefined);
+    const refused = (path: string, type: string): string => `${path}.type: step type "${type}" is not available in this build; the DAG cannot run until it is`;
+    assert.deepEqual(result.errors, [refused('handler_on.failure', 'mail'), refused('steps[0]', 'chat'), refused('steps[1]', 'gha'), refused('steps[2]', 's3')]);
+  });
+});
+
 describe('mail settings are valid but warned about', () => {
   test('every mail setting is named; the DAG stays valid', () => {
     const result = loadDag(`

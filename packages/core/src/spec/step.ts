@@ -22,6 +22,7 @@ import {
   stringList,
 } from './fields.js';
 import { containerSchemaFor } from './placement-config.js';
+import { refuseUnavailableType } from './unsupported.js';
 import { checkStepConfig } from './step-config.js';
 import { toError } from '../errors/to-error.js';
 
@@ -181,6 +182,7 @@ export function parseStep(raw: Record<string, unknown>, name: string, path: stri
   if (raw.depends !== undefined && raw.depends !== null) step.depends = issues.check(stringList, raw.depends, `${path}.depends`) ?? [];
   assignOptional(step, raw, path, issues);
   assignExecution(step, raw, path, issues);
+  refuseUnavailableType(step, path, issues);
   const legacyConfig = raw.config === undefined && isRecord(raw.executor) && isRecord(raw.executor.config);
   checkStepConfig(step, { step: path, config: legacyConfig ? `${path}.executor.config` : `${path}.config` }, issues);
   return step;

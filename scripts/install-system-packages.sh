@@ -7,6 +7,10 @@ set -euo pipefail
 packages=(
   redis-server   # redis step tests: a three-node cluster and a sentinel on spare ports
   redis-tools    # redis-cli: creates that cluster and checks the servers
+  openssh-server # ssh step tests: sshd started on a loopback port (executor.ssh.test.ts)
+  podman         # container step tests: podman's Docker API (executor.docker.test.ts)
+  runc           # podman's runtime here (crun refuses the hybrid cgroup layout)
+  busybox-static # the root of the container tests' locally imported image
   chromium       # the UI's browser tests and bench (playwright-core drives /usr/bin/chromium; browsers cannot be downloaded)
 )
 

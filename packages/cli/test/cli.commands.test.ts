@@ -70,14 +70,16 @@ describe('trellis command', () => {
     assert.match(bad.out, /cannot read missing\.yaml: ENOENT/);
   });
 
-  test('validate fails for ssh and container, and for mail settings that could not send', async () => {
-    writeFileSync(join(dir, 'remote.yaml'), 'ssh: {host: build.internal}\nsteps:\n  - uname -a\n');
-    writeFileSync(join(dir, 'boxed.yaml'), 'steps:\n  - {name: a, container: {image: alpine}, command: echo a}\n');
+  test('validate checks ssh and container settings by their fields; and mail settings', async () => {
+    writeFileSync(join(dir, 'remote.yaml'), 'ssh: {user: deploy}\nsteps:\n  - uname -a\n');
+    writeFileSync(join(dir, 'boxed.yaml'), 'steps:\n  - {name: a, container: {image: alpine, wait_for: soon}, command: echo a}\n');
+    writeFileSync(join(dir, 'placed.yaml'), 'ssh: {host: build.internal}\nsteps:\n  - uname -a\n  - {name: a, container: {image: alpine}, command: echo a}\n');
+    assert.equal((await trellis('validate', 'placed.yaml')).code, 0);
     writeFileSync(join(dir, 'mailer.yaml'), 'mail_on: {failure: true}\nsteps:\n  - echo a\n');
     const refused = await trellis('validate', 'remote.yaml', 'boxed.yaml');
     assert.equal(refused.code, 1);
-    assert.match(refused.out, /remote\.yaml: 1 problem\(s\)\n {2}- ssh: running steps over SSH is not available in this build/);
-    assert.match(refused.out, /boxed\.yaml: 1 problem\(s\)\n {2}- steps\[0\]\.container: running a step in a container is not available in this build/);
+    assert.match(refused.out, /remote\.yaml: 1 problem\(s\)\n {2}- ssh\.host: is required/);
+    assert.match(refused.out, /boxed\.yaml: 1 problem\(s\)\n {2}- steps\[0\]\.container\.wait_for: must be running or healthy/);
     const mailer = await trellis('validate', 'mailer.yaml');
     assert.equal(mailer.code, 1);
     assert.match(mailer.out, /mailer\.yaml: 2 problem\(s\)\n {2}- mail_on\.failure: needs error_mail \(from, to\) to send its mail\n/);

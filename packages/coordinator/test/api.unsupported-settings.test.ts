@@ -11,12 +11,13 @@ let t: TestCoordinator;
 let worker: WorkerProcess | undefined;
 type Json = Record<string, unknown>;
 
-const SSH_REFUSED = "ssh: running steps over SSH is not available in this build; remove it to run the steps on the worker's own host";
-const CONTAINER_REFUSED = "container: running steps in a container is not available in this build; remove it to run the steps on the worker's own host";
+const SSH_REFUSED = 'ssh.host: is required';
+const CONTAINER_REFUSED = 'container.pull_policy: unknown field';
 
 /** A step that leaves a file behind: if it exists, the step ran on this host. */
 const marker = (name: string): string => join(t.dir, `${name}.ran`);
-const sshSpec = (name: string): string => `ssh:\n  host: build.internal\n  user: deploy\nsteps:\n  - touch ${marker(name)}\n`;
+/** A DAG-level ssh without a host: the steps cannot be placed where asked, so the DAG is invalid. */
+const sshSpec = (name: string): string => `ssh:\n  user: deploy\nsteps:\n  - touch ${marker(name)}\n`;
 
 before(async () => {
   t = await startTestCoordinator('api_unsupported', { plain: 'steps:\n  - echo plain\n' });
@@ -37,19 +38,21 @@ async function recordRun(dagName: string, yaml: string, placement: { dispatchTar
   });
 }
 
-describe('ssh and container are refused until their executors exist', () => {
-  test('POST /dags/validate reports them in errors[] with their paths', async () => {
+describe('ssh and container settings that cannot be honoured are refused, and nothing runs on this host', () => {
+  test('POST /dags/validate accepts well-formed ssh and container settings and reports the rest in errors[] with their paths', async () => {
+    const ok = await t.call('POST', '/dags/validate', { spec: 'ssh: {host: build.internal, user: deploy}\nsteps:\n  - uname -a\n  - {name: b, container: alpine, command: echo b}\n' });
+    assert.deepEqual([ok.status, ok.json.valid, ok.json.errors], [200, true, []]);
     const ssh = await t.call('POST', '/dags/validate', { spec: sshSpec('v') });
     assert.deepEqual([ssh.status, ssh.json.valid, ssh.json.errors], [200, false, [SSH_REFUSED]]);
-    const image = await t.call('POST', '/dags/validate', { spec: 'container: {image: alpine}\nsteps:\n  - echo hi\n' });
+    const image = await t.call('POST', '/dags/validate', { spec: 'container: {exec: my-box, pull_policy: always}\nsteps:\n  - echo hi\n' });
     assert.deepEqual([image.json.valid, image.json.errors], [false, [CONTAINER_REFUSED]]);
-    const step = await t.call('POST', '/dags/validate', { spec: 'steps:\n  - echo a\n  - {name: b, container: alpine, command: echo b}\n' });
+    const step = await t.call('POST', '/dags/validate', { spec: 'steps:\n  - echo a\n  - {name: b, container: {image: alpine, startup: forever}, command: echo b}\n' });
     assert.equal(step.json.valid, false);
-    assert.deepEqual(step.json.errors, ["steps[1].container: running a step in a container is not available in this build; remove it to run the step on the worker's own host"]);
+    assert.deepEqual(step.json.errors, ['steps[1].container.startup: must be keepalive, entrypoint or command']);
   });
 
   test('creating or updating a DAG with them is refused like any invalid spec', async () => {
-    const created = await t.call('POST', '/dags', { name: 'boxed', spec: 'container: my-box\nsteps:\n  - echo hi\n' });
+    const created = await t.call('POST', '/dags', { name: 'boxed', spec: 'container: {exec: my-box, pull_policy: always}\nsteps:\n  - echo hi\n' });
     assert.deepEqual([created.status, created.json.code], [400, 'bad_request']);
     assert.deepEqual((created.json.details as Json).errors, [CONTAINER_REFUSED]);
     assert.equal((await t.call('GET', '/dags/boxed')).status, 404);
@@ -86,7 +89,7 @@ describe('ssh and container are refused until their executors exist', () => {
     const plain = await t.call('POST', '/dags/plain/start', {});
     await t.waitForRunStatus('plain', plain.json.dagRunId as string, [RunStatus.Success]);
     const run = await t.waitForRunStatus('recorded', 'old-1', [RunStatus.Failed]);
-    assert.match(String(run.error), /the recorded definition is invalid: ssh: running steps over SSH is not available in this build/);
+    assert.equal(String(run.error), `the recorded definition is invalid: ${SSH_REFUSED}`);
     assert.equal(existsSync(marker('recorded')), false);
   });
 
@@ -95,9 +98,9 @@ describe('ssh and container are refused until their executors exist', () => {
     assert.ok(address !== undefined);
     worker = startWorkerProcess(address, 'worker-far', 'pool=far', t.dir);
     // Only a worker labelled pool=far may take it: the local executor never runs a remote run.
-    await recordRun('boxed-remote', `container: my-box\nsteps:\n  - touch ${marker('boxed-remote')}\n`, { dispatchTarget: 'remote', workerSelector: { pool: 'far' } });
+    await recordRun('boxed-remote', `container: {exec: my-box, pull_policy: always}\nsteps:\n  - touch ${marker('boxed-remote')}\n`, { dispatchTarget: 'remote', workerSelector: { pool: 'far' } });
     const run = await t.waitForRunStatus('boxed-remote', 'old-1', [RunStatus.Failed], 30_000);
-    assert.match(String(run.error), /the recorded definition is invalid: container: running steps in a container is not available in this build/, worker.output());
+    assert.match(String(run.error), /the recorded definition is invalid: container\.pull_policy: unknown field/, worker.output());
     assert.equal(existsSync(marker('boxed-remote')), false);
   });
 });
@@ -107,9 +110,13 @@ describe('typed step config', () => {
     const spec = 'steps:\n  - {name: ask, type: chat, llm: {temperature: 3}}\n  - {name: put, type: s3, command: explode}\n  - {name: r, type: redis, command: GET k, config: {mode: galaxy}}\n';
     const res = await t.call('POST', '/dags/validate', { spec });
     assert.equal(res.json.valid, false);
+    const refused = (path: string, type: string): string => `${path}.type: step type "${type}" is not available in this build; the DAG cannot run until it is`;
     assert.deepEqual(res.json.errors, [
+      refused('steps[0]', 'chat'),
       'steps[0].llm.temperature: must be a number from 0.0 to 2.0',
+      refused('steps[1]', 's3'),
       'steps[1].command: unknown s3 command "explode" (known: upload, download, list, delete)',
+      refused('steps[2]', 'redis'),
       'steps[2].config.mode: must be one of standalone, sentinel, cluster',
     ]);
     assert.equal((await t.call('POST', '/dag-runs', { spec, name: 'typed' })).status, 400);

@@ -11,6 +11,7 @@ export * from './spec/limits.js';
 export { parseDuration } from './spec/duration.js';
 export { selectDag, type SelectedDag } from './spec/select.js';
 export { REDIS_MODES, MAIL_CONTENT_TYPES } from './spec/step-config.js';
+export { containerConfigOf, containerOfStep, containerSchemaFor, sshConfigSchema, type ContainerConfig, type ExecContainerConfig, type ImageContainerConfig, type SshConfig } from './spec/placement-config.js';
 export * from './detail/index.js';
 export * from './protocol/worker-protocol.js';
 export * from './protocol/messages.js';

@@ -2,9 +2,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadDag } from '@trellis/core';
 
-/** The errors of a DAG with these steps (YAML flow mappings, one a line). */
+/**
+ * The config errors of a DAG with these steps (YAML flow mappings, one a line). A type without
+ * an executor in this build is refused as well (spec.unsupported.test); its config is still
+ * checked, and that check is what these tests read.
+ */
 function errorsOf(...steps: string[]): string[] {
-  return loadDag(`steps:\n${steps.map((s) => `  - ${s}\n`).join('')}`).errors;
+  return loadDag(`steps:\n${steps.map((s) => `  - ${s}\n`).join('')}`).errors.filter((e) => !e.includes('is not available in this build'));
 }
 
 function assertValid(...steps: string[]): void {

@@ -9,8 +9,8 @@ import { describeType } from './issues.js';
 import { bool, int, isRecord, nonNegInt, parseEnv, parsePreconditions, parseShell, parseWorkerSelector, posInt, record, str, stringList } from './fields.js';
 import { DEFAULTS_KEYS, applyDefaults, parseStep, type StepContext } from './step.js';
 import { linkSteps } from './graph.js';
-import { refuseRemoteDagPlacement } from './unsupported.js';
 import { checkMailSettings } from './mail-settings.js';
+import { checkPlacements, containerSchemaFor, sshConfigSchema } from './placement-config.js';
 import { checkDagServiceConfig, checkServiceSteps } from './step-config.js';
 
 export const ROOT_KEYS = new Set([
@@ -38,25 +38,6 @@ const mailObject = z.strictObject({
   to: z.union([address, z.array(address).min(1, 'must name at least one recipient')], { error: 'must be an address or a list of addresses' }).transform((v) => (Array.isArray(v) ? v : [v])),
   prefix: str.optional(),
   attach_logs: bool.optional(),
-});
-
-const containerObject = z.looseObject({
-  image: str.optional(),
-  exec: str.optional(),
-  pull_policy: z.enum(['always', 'missing', 'never'], { error: 'must be always, missing or never' }).optional(),
-  restart_policy: z.enum(['no', 'always', 'unless-stopped'], { error: 'must be no, always or unless-stopped' }).optional(),
-  wait_for: z.enum(['running', 'healthy'], { error: 'must be running or healthy' }).optional(),
-});
-
-const sshObject = z.strictObject({
-  user: str.optional(),
-  host: str,
-  port: z.union([posInt, str]).optional(),
-  key: str.optional(),
-  password: str.optional(),
-  strict_host_key: bool.optional(),
-  known_host_file: str.optional(),
-  shell: z.union([str, z.array(str)]).optional(),
 });
 
 const runConfigObject = z.strictObject({ disable_param_edit: bool.optional(), disable_run_id_edit: bool.optional() });
@@ -189,7 +170,7 @@ function defaultsOf(raw: unknown, issues: Issues): Record<string, unknown> | und
 function containerOf(raw: unknown, issues: Issues): string | Record<string, unknown> | undefined {
   if (raw === undefined || raw === null) return undefined;
   if (typeof raw === 'string') return raw;
-  return issues.check(containerObject, raw, 'container') === undefined ? undefined : (raw as Record<string, unknown>);
+  return issues.check(containerSchemaFor(raw), raw, 'container') === undefined ? undefined : (raw as Record<string, unknown>);
 }
 
 /** Turns one raw root mapping into the model; `issues` collects every problem. */
@@ -241,7 +222,7 @@ export function normalizeDag(raw: Record<string, unknown>, fallbackName: string,
   const names = decideNames(entries);
   dag.steps = entries.map((entry, i) => parseStep(applyDefaults(entry.raw, defaults), names[i] ?? `step_${i + 1}`, `steps[${i}]`, ctx));
   linkSteps(dag, issues);
-  refuseRemoteDagPlacement(dag, issues);
+  checkPlacements(dag, issues);
   checkServiceSteps(dag, issues);
   checkMailSettings({ dag, defaultsMailOnError: defaults?.mail_on_error === true, stepPaths: ownMailOnError(entries, raw.handler_on) }, issues);
   return dag;
@@ -276,7 +257,7 @@ function assignRootOptionals(dag: Dag, raw: Record<string, unknown>, issues: Iss
   if (logDir !== undefined) dag.logDir = logDir;
   const container = containerOf(raw.container, issues);
   if (container !== undefined) dag.container = container;
-  const ssh = optional(raw, 'ssh', sshObject, issues);
+  const ssh = optional(raw, 'ssh', sshConfigSchema, issues);
   if (ssh !== undefined) {
     dag.ssh = raw.ssh as Record<string, unknown>;
     if (dag.container !== undefined) issues.add('ssh', 'cannot be combined with a DAG-level container');

@@ -21,7 +21,8 @@ import {
   str,
   stringList,
 } from './fields.js';
-import { refuseStepContainer } from './unsupported.js';
+import { containerSchemaFor } from './placement-config.js';
+import { refuseUnavailableType } from './unsupported.js';
 import { checkStepConfig } from './step-config.js';
 import { toError } from '../errors/to-error.js';
 
@@ -55,12 +56,6 @@ const approvalObject = z.strictObject({
 });
 
 const messageObject = z.strictObject({ role: z.enum(['system', 'user', 'assistant'], { error: 'must be system, user or assistant' }), content: str });
-
-const containerObject = z.looseObject({
-  pull_policy: z.enum(['always', 'missing', 'never'], { error: 'must be always, missing or never' }).optional(),
-  restart_policy: z.enum(['no', 'always', 'unless-stopped'], { error: 'must be no, always or unless-stopped' }).optional(),
-  wait_for: z.enum(['running', 'healthy'], { error: 'must be running or healthy' }).optional(),
-});
 
 export const DEFAULT_MAX_CONCURRENT = 10;
 
@@ -187,7 +182,7 @@ export function parseStep(raw: Record<string, unknown>, name: string, path: stri
   if (raw.depends !== undefined && raw.depends !== null) step.depends = issues.check(stringList, raw.depends, `${path}.depends`) ?? [];
   assignOptional(step, raw, path, issues);
   assignExecution(step, raw, path, issues);
-  refuseStepContainer(step, path, issues);
+  refuseUnavailableType(step, path, issues);
   const legacyConfig = raw.config === undefined && isRecord(raw.executor) && isRecord(raw.executor.config);
   checkStepConfig(step, { step: path, config: legacyConfig ? `${path}.executor.config` : `${path}.config` }, issues);
   return step;
@@ -242,7 +237,7 @@ function assignExecution(step: Step, raw: Record<string, unknown>, path: string,
   }
   if (raw.container !== undefined && raw.container !== null) {
     if (typeof raw.container === 'string') step.container = raw.container;
-    else if (issues.check(containerObject, raw.container, `${path}.container`) !== undefined) step.container = raw.container as Record<string, unknown>;
+    else if (issues.check(containerSchemaFor(raw.container), raw.container, `${path}.container`) !== undefined) step.container = raw.container as Record<string, unknown>;
     if (raw.executor !== undefined) issues.add(`${path}.container`, 'cannot be combined with executor');
     if (raw.script !== undefined) issues.add(`${path}.container`, 'cannot be combined with script');
   }

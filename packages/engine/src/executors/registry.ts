@@ -15,6 +15,8 @@ const loaders = new Map<StepType, () => Promise<StepExecutor>>([
   ['mail', async () => (await import('./mail.js')).mailExecutor],
   ['redis', async () => (await import('./redis.js')).redisExecutor],
   ['s3', async () => (await import('./s3.js')).s3Executor],
+  ['ssh', async () => (await import('./ssh.js')).sshExecutor],
+  ['docker', async () => (await import('./docker.js')).dockerExecutor],
 ]);
 
 function unavailable(type: StepType): StepExecutor {

@@ -5,6 +5,7 @@ import { toError, NodeStatus, type Step } from '@trellis/core';
 import { LogSink } from '../logs/log-sink.js';
 import { FileFollower } from '../logs/file-follower.js';
 import { executorFor } from '../executors/registry.js';
+import { placeStep } from '../executors/placement.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
 import type { NodeState } from './node-state.js';
 import { conditionSucceeds, conditionValue, matchesExpected } from './conditions.js';
@@ -96,7 +97,7 @@ export class StepExecution {
   }
 
   private async executeOnce(node: NodeState, stepEnv: Record<string, string>): Promise<ExecutionOutcome> {
-    const { step, bound } = this.host.env.expandStep(node.step);
+    const { step, bound } = this.host.env.expandStep(placeStep(node.step, this.host.options.dag));
     const env = { ...stepEnv, ...bound };
     const direct = this.directFiles(step);
     if (direct !== undefined) return this.executeDirect(node, step, env, direct);

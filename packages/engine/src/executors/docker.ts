@@ -1,0 +1,238 @@
+import { PassThrough } from 'node:stream';
+import Docker from 'dockerode';
+import { containerSchemaFor, toError, type ContainerConfig, type ExecContainerConfig, type ImageContainerConfig } from '@trellis/core';
+import type { StepExecutionContext, StepExecutionResult, StepExecutor } from './types.js';
+import { commandArgv } from './shell.js';
+import { bareSignal, configIssues, flagOf, PidLineFilter, pidMarker } from './placement-support.js';
+
+/** How long a started container may take to be running, healthy, or to log its pattern (contract Limits). */
+export const READINESS_TIMEOUT_MS = 120_000;
+const POLL_MS = 250;
+
+/** The Docker Engine API named by the step's DOCKER_HOST (unix:// or tcp://), else the local socket. */
+function clientOf(env: Record<string, string>): Docker {
+  const host = env.DOCKER_HOST ?? '';
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
+  if (host.startsWith('tcp://')) {
+    const url = new URL(host.replace(/^tcp:/, 'http:'));
+    return new Docker({ host: url.hostname, port: Number(url.port || 2375) });
+  }
+  return new Docker({ socketPath: '/var/run/docker.sock' });
+}
+
+function configOf(ctx: StepExecutionContext): ContainerConfig {
+  const parsed = containerSchemaFor(ctx.step.config).safeParse(ctx.step.config);
+  if (!parsed.success) throw new Error(`invalid container config: ${configIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The container's environment: its config `env`, then the step's own `env` entries. */
+function envOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
+  const own = config.env === undefined ? [] : Array.isArray(config.env) ? config.env : Object.entries(config.env).map(([k, v]) => `${k}=${String(v)}`);
+  return [...own, ...ctx.step.env.map((e) => `${e.key}=${e.value}`)];
+}
+
+function shellOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
+  const shell = config.shell ?? ctx.step.shell ?? ['sh'];
+  return typeof shell === 'string' ? [shell] : shell;
+}
+
+/** `8080:80`, `127.0.0.1:8080:80/udp` or `80`: exposed and, with a host port, published. */
+function portsOf(ports: Array<string | number>): Pick<Docker.ContainerCreateOptions, 'ExposedPorts'> & { PortBindings: Record<string, Array<{ HostIp?: string; HostPort: string }>> } {
+  const exposed: Record<string, object> = {};
+  const bindings: Record<string, Array<{ HostIp?: string; HostPort: string }>> = {};
+  for (const port of ports.map(String)) {
+    const [spec, proto = 'tcp'] = port.split('/');
+    const parts = (spec ?? '').split(':');
+    const key = `${parts.at(-1) ?? ''}/${proto}`;
+    exposed[key] = {};
+    if (parts.length === 2) bindings[key] = [{ HostPort: parts[0] ?? '' }];
+    if (parts.length === 3) bindings[key] = [{ HostIp: parts[0] ?? '', HostPort: parts[1] ?? '' }];
+  }
+  return { ExposedPorts: exposed, PortBindings: bindings };
+}
+
+async function ensureImage(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<void> {
+  const policy = config.pull_policy ?? 'missing';
+  const present = await docker
+    .getImage(config.image)
+    .inspect()
+    .then(() => true)
+    .catch(() => false);
+  if (policy === 'never' && !present) throw new Error(`image ${config.image} is not present and pull_policy is never`);
+  if (policy === 'missing' && present) return;
+  ctx.stderr.write(`docker: pulling ${config.image}\n`);
+  const stream = await docker.pull(config.image, config.platform !== undefined ? { platform: config.platform } : {});
+  await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())));
+}
+
+function createOptions(config: ImageContainerConfig, ctx: StepExecutionContext, startup: string): Docker.ContainerCreateOptions {
+  const ports = portsOf(config.ports ?? []);
+  const options: Docker.ContainerCreateOptions = {
+    Image: config.image,
+    Env: envOf(config, ctx),
+    ExposedPorts: ports.ExposedPorts,
+    HostConfig: {
+      Binds: config.volumes ?? [],
+      PortBindings: ports.PortBindings,
+      RestartPolicy: { Name: config.restart_policy === 'no' || config.restart_policy === undefined ? '' : config.restart_policy },
+      ...(config.network !== undefined ? { NetworkMode: config.network } : {}),
+    },
+  };
+  if (config.name !== undefined) options.name = config.name;
+  if (config.platform !== undefined) options.platform = config.platform;
+  if (config.working_dir !== undefined) options.WorkingDir = config.working_dir;
+  if (config.user !== undefined) options.User = config.user;
+  const command = config.command === undefined ? undefined : typeof config.command === 'string' ? [config.command] : config.command;
+  if (startup === 'keepalive') {
+    // Kept alive by the shell the step's commands run in; a stop or removal ends it.
+    options.Entrypoint = [...shellOf(config, ctx).slice(0, 1), '-c', 'trap "exit 0" TERM INT; while :; do sleep 1; done'];
+  } else if (startup === 'entrypoint') {
+    if (command !== undefined) options.Cmd = command;
+  } else {
+    const joined = ctx.step.commands.length === 1 ? (ctx.step.commands[0] ?? '') : ctx.step.commands.join(' && ');
+    options.Cmd = commandArgv(shellOf(config, ctx), joined, ctx.positionalParams ?? []);
+    if (command !== undefined) options.Entrypoint = command;
+  }
+  return options;
+}
+
+/** Writes a multiplexed Docker stream to the step's logs; resolves when it ends. */
+function forward(docker: Docker, stream: NodeJS.ReadableStream, stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Promise<void> {
+  docker.modem.demuxStream(stream, stdout, stderr);
+  return new Promise((resolve) => {
+    stream.once('end', resolve);
+    stream.once('close', resolve);
+    stream.once('error', () => resolve());
+  });
+}
+
+async function waitReady(container: Docker.Container, config: ImageContainerConfig, signal: AbortSignal): Promise<void> {
+  const waitFor = config.wait_for ?? 'running';
+  const pattern = config.log_pattern !== undefined ? new RegExp(config.log_pattern) : undefined;
+  const deadline = Date.now() + READINESS_TIMEOUT_MS;
+  for (;;) {
+    if (signal.aborted) throw new Error('stopped while waiting for the container');
+    const state = (await container.inspect()).State;
+    if (!state.Running) throw new Error(`container exited (status ${state.ExitCode}) before it was ready`);
+    const stateReady = waitFor === 'running' || state.Health?.Status === 'healthy';
+    const logReady = pattern === undefined || pattern.test((await container.logs({ stdout: true, stderr: true })).toString('utf8'));
+    if (stateReady && logReady) return;
+    if (Date.now() > deadline) {
+      const what = [stateReady ? '' : waitFor, logReady ? '' : `log pattern /${config.log_pattern ?? ''}/`].filter(Boolean).join(' and ');
+      throw new Error(`container not ${what} within ${READINESS_TIMEOUT_MS / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
+
+/**
+ * Runs one command in a running container. The process prints its pid first (taken out of the
+ * log by the filter), so a stop can signal it with `kill` inside the container.
+ */
+async function execIn(docker: Docker, container: Docker.Container, config: ContainerConfig, ctx: StepExecutionContext, command: string): Promise<StepExecutionResult> {
+  const marker = pidMarker();
+  const argv = commandArgv(shellOf(config, ctx), command, ctx.positionalParams ?? []);
+  const Cmd = ['sh', '-c', `printf '%s%s\\n' ${marker} "$$" >&2; exec "$@"`, 'sh', ...argv];
+  const exec = await container.exec({ Cmd, AttachStdout: true, AttachStderr: true, Env: envOf(config, ctx), ...(config.user !== undefined ? { User: config.user } : {}), ...(config.working_dir !== undefined ? { WorkingDir: config.working_dir } : {}) });
+  const stream = await exec.start({ hijack: true, stdin: false });
+  const errFilter = new PidLineFilter(marker, ctx.stderr);
+  const stderr = new PassThrough().on('data', (chunk: Buffer) => errFilter.write(chunk));
+  const stdout = new PassThrough();
+  stdout.pipe(ctx.stdout, { end: false });
+  const kill = (signal: string): void => {
+    if (errFilter.pid === undefined) return;
+    void container.exec({ Cmd: ['kill', `-${signal}`, String(errFilter.pid)] }).then((k) => k.start({ Detach: true })).catch(() => undefined);
+  };
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => {
+    kill(bareSignal(ctx.stopSignal));
+    killTimer = setTimeout(() => kill('KILL'), ctx.killAfterMs);
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    await forward(docker, stream, stdout, stderr);
+  } finally {
+    clearTimeout(killTimer);
+    ctx.signal.removeEventListener('abort', onAbort);
+    errFilter.flush();
+  }
+  const exitCode = (await exec.inspect()).ExitCode ?? 1;
+  if (ctx.signal.aborted) return { exitCode, stopped: true };
+  return exitCode === 0 ? { exitCode } : { exitCode, error: `exit status ${exitCode}` };
+}
+
+async function execAll(docker: Docker, container: Docker.Container, config: ContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  let last: StepExecutionResult = { exitCode: 0 };
+  for (const command of ctx.step.commands) {
+    last = await execIn(docker, container, config, ctx, command);
+    if (last.exitCode !== 0 || last.stopped === true) return last;
+  }
+  return last;
+}
+
+async function runExecMode(docker: Docker, config: ExecContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  const container = docker.getContainer(config.exec);
+  const info = await container.inspect().catch((error: unknown) => {
+    throw new Error(`container ${config.exec} cannot be used: ${toError(error).message}`);
+  });
+  if (!info.State.Running) throw new Error(`container ${config.exec} is not running`);
+  return execAll(docker, container, config, ctx);
+}
+
+/** Runs the step's commands as the container's command; a stop signals the container. */
+async function runAsCommand(docker: Docker, container: Docker.Container, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  const stream = await container.attach({ stream: true, stdout: true, stderr: true });
+  const streamed = forward(docker, stream, ctx.stdout, ctx.stderr);
+  await container.start();
+  const { StatusCode } = (await container.wait()) as { StatusCode: number };
+  await streamed;
+  if (ctx.signal.aborted) return { exitCode: StatusCode, stopped: true };
+  return StatusCode === 0 ? { exitCode: 0 } : { exitCode: StatusCode, error: `exit status ${StatusCode}` };
+}
+
+async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  await ensureImage(docker, config, ctx);
+  const startup = config.startup ?? 'command';
+  const container = await docker.createContainer(createOptions(config, ctx, startup));
+  ctx.stderr.write(`docker: container ${container.id.slice(0, 12)} from ${config.image}\n`);
+  let killTimer: NodeJS.Timeout | undefined;
+  const onAbort = (): void => {
+    void container.kill({ signal: ctx.stopSignal }).catch(() => undefined);
+    killTimer = setTimeout(() => void container.kill({ signal: 'SIGKILL' }).catch(() => undefined), ctx.killAfterMs);
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    if (startup === 'command') return await runAsCommand(docker, container, ctx);
+    await container.start();
+    await waitReady(container, config, ctx.signal);
+    return await execAll(docker, container, config, ctx);
+  } finally {
+    clearTimeout(killTimer);
+    ctx.signal.removeEventListener('abort', onAbort);
+    if (flagOf(config.keep_container, 'keep_container') !== true) await container.remove({ force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * `type: docker` (alias container), and shell steps with a step- or DAG-level `container`:
+ * image mode starts a container from `image` (its commands as the container's command, or,
+ * with startup keepalive/entrypoint, exec'd once it is ready); exec mode runs the commands in
+ * the running container named by `exec`. Talks to the Docker Engine API named by DOCKER_HOST.
+ */
+export const dockerExecutor: StepExecutor = {
+  type: 'docker',
+  async run(ctx) {
+    try {
+      const config = configOf(ctx);
+      flagOf('keep_container' in config ? config.keep_container : undefined, 'keep_container');
+      const docker = clientOf(ctx.env);
+      return 'exec' in config ? await runExecMode(docker, config, ctx) : await runImageMode(docker, config, ctx);
+    } catch (error) {
+      if (ctx.signal.aborted) return { exitCode: 1, stopped: true, error: 'stopped' };
+      const message = toError(error).message;
+      ctx.stderr.write(`docker: ${message}\n`);
+      return { exitCode: 1, error: message };
+    }
+  },
+};

@@ -1,0 +1,70 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { tempDir } from './run-yaml.js';
+
+/**
+ * Podman's Docker-compatible API on a socket of the test's own, with its own storage. Podman 4.3
+ * serves it here only with runc as runtime and default ulimits inside the hard limits, set
+ * through CONTAINERS_CONF. The image is a busybox root made from Debian's busybox-static.
+ */
+export interface PodmanService {
+  dockerHost: string;
+  image: string;
+  /** Runs the podman CLI against this service's storage. */
+  podman(args: string[]): string;
+  stop(): Promise<void>;
+}
+
+const APPLETS = ['sh', 'sleep', 'echo', 'cat', 'ls', 'env', 'id', 'pwd', 'touch', 'true', 'false', 'printf', 'kill', 'test', '['];
+
+function ping(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ socketPath, path: '/_ping' }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.once('error', () => resolve(false));
+    req.end();
+  });
+}
+
+export async function startPodman(): Promise<PodmanService> {
+  const dir = tempDir('trellis-podman-');
+  const conf = join(dir, 'containers.conf');
+  writeFileSync(conf, '[containers]\ndefault_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]\n[engine]\nruntime = "runc"\n');
+  const env = { ...process.env, CONTAINERS_CONF: conf };
+  const base = ['--root', join(dir, 'root'), '--runroot', join(dir, 'run'), '--tmpdir', join(dir, 'tmp')];
+  const podman = (args: string[]): string => execFileSync('podman', [...base, ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const rootfs = join(dir, 'rootfs');
+  mkdirSync(join(rootfs, 'bin'), { recursive: true });
+  mkdirSync(join(rootfs, 'tmp'));
+  copyFileSync('/usr/bin/busybox', join(rootfs, 'bin', 'busybox'));
+  for (const applet of APPLETS) symlinkSync('busybox', join(rootfs, 'bin', applet));
+  execFileSync('tar', ['-C', rootfs, '-cf', join(dir, 'rootfs.tar'), '.']);
+  const image = 'localhost/trellis-busybox:test';
+  podman(['import', '--change', 'ENV PATH=/bin', join(dir, 'rootfs.tar'), image]);
+  const socket = join(dir, 'docker.sock');
+  const service = spawn('podman', [...base, 'system', 'service', '--time=0', `unix://${socket}`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let log = '';
+  service.stderr.on('data', (chunk: Buffer) => (log += chunk.toString('utf8')));
+  for (let i = 0; !(await ping(socket)); i += 1) {
+    if (service.exitCode !== null || i > 200) throw new Error(`podman system service did not answer: ${log}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return {
+    dockerHost: `unix://${socket}`,
+    image,
+    podman,
+    stop: async () => {
+      if (service.exitCode === null) {
+        const exited = new Promise((resolve) => service.once('exit', resolve));
+        service.kill('SIGTERM');
+        await exited;
+      }
+      // Containers and their overlay mounts go with the storage; a plain delete cannot unmount them.
+      podman(['system', 'reset', '--force']);
+    },
+  };
+}

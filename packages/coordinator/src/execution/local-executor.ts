@@ -9,6 +9,7 @@ import { executedInputs } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
+import { AttemptProfileError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -47,6 +48,8 @@ export interface LocalExecutorDeps {
   observer: RunObserver;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
+  /** Each attempt's runtime-profile values. */
+  profiles: ProfileResolver;
 }
 
 /**
@@ -108,6 +111,14 @@ export class LocalExecutor {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
     }
+    let profile: AttemptProfile;
+    try {
+      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+    } catch (error) {
+      if (!(error instanceof AttemptProfileError)) throw error;
+      await this.failBeforeStart(run, error.message);
+      return;
+    }
     const reporter = new PersistingReporter(this.deps.db, run.id, this.deps.logger);
     const handle = runDag({
       dag: picked.dag,
@@ -125,7 +136,9 @@ export class LocalExecutor {
       logDir: dirname(run.logFile),
       ...this.dagFileDir(run),
       reporter,
-      env: runEnv,
+      // The run's own variables (ITEM, WEBHOOK_PAYLOAD) over the profile's.
+      env: { ...profile.env, ...runEnv },
+      secrets: profile.secrets,
       maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       streamLogs: false,

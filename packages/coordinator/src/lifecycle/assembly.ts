@@ -100,6 +100,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     dagCount: () => index.all().length,
     schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
   });
+  const profiles = new ProfileService(db, openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger));
   const executor = new LocalExecutor({
     db,
     logger,
@@ -112,6 +113,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     specs,
     workerId: localId,
     observer: metrics,
+    profiles,
   });
   const remote = new RemotePollers({ db, logger, limits: queueLimits, release: (run) => releaseLease(db, run.id, run.attemptId) });
   const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: queueLimits, remote });
@@ -127,10 +129,10 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     instanceId,
     hasPeers: peers.any,
     specOfDag,
+    profiles,
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
   executor.attachChildRuns(runs);
-  const profiles = new ProfileService(db, openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger));
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   return {
     config,
@@ -159,6 +161,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     webhooks: new WebhookService({
       db,
       runs,
+      profiles,
       definition: (fileName) => {
         const entry = index.get(fileName);
         return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
@@ -166,7 +169,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     }),
     workspaces: new WorkspaceService(db),
     profiles,
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, profiles }) } : {}),
   };
 }
 
@@ -175,7 +178,7 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; profiles: ProfileService },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
   const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500);
@@ -188,6 +191,7 @@ function remoteWorkerHandlers(
     specs: parts.specs,
     dagsDir: config.dagsDir,
     observer: parts.metrics,
+    profiles: parts.profiles,
     wake: (reason) => parts.dispatcher.wake(reason),
   });
   return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs }) });

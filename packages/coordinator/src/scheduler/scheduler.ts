@@ -147,7 +147,7 @@ export class Scheduler {
     }
     try {
       const run = await this.deps.runs.enqueue(
-        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, ...(fire.entry.profile !== undefined ? { profileName: fire.entry.profile } : {}) },
+        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, profileCheckAtStart: true, ...(fire.entry.profile !== undefined ? { profileName: fire.entry.profile } : {}) },
         tx,
       );
       await auditRun(tx, SCHEDULER, 'run.started', run, { trigger: run.trigger });

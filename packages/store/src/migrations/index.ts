@@ -20,6 +20,7 @@ import { sql as oidcIdentities } from './0016_oidc_identities.js';
 import { sql as runTriggeredBy } from './0017_run_triggered_by.js';
 import { sql as profiles } from './0023_profiles.js';
 import { sql as webhookProfiles } from './0024_webhook_profiles.js';
+import { sql as runProfileEntries } from './0026_run_profile_entries.js';
 
 interface Migration {
   version: number;
@@ -48,6 +49,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 17, name: '0017_run_triggered_by', sql: runTriggeredBy },
   { version: 23, name: '0023_profiles', sql: profiles },
   { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },
+  { version: 26, name: '0026_run_profile_entries', sql: runProfileEntries },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -130,6 +130,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     hasPeers: peers.any,
     specOfDag,
     profiles,
+    defaultProfile: config.defaultProfile,
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
   executor.attachChildRuns(runs);
@@ -154,7 +155,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     runs,
     queries: new RunQueries({ db, runs }),
     leadership,
-    scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone }),
+    scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone, defaultProfile: config.defaultProfile }),
     runEvents: new RunEventHub(db, logger),
     resources: new ResourceHistory(config.dataDir, logger),
     apiKeys: new ApiKeyService({ db, logger }),

@@ -29,8 +29,9 @@ export interface StartRequest {
   /** Who starts it: recorded on the run as `triggeredBy`, and inherited by its sub-runs. */
   actor: Actor;
   /**
-   * The runtime profile the run uses (the caller's right to use it is checked before): it must
-   * exist and be active, else the start is refused; the run records its name and entry metadata.
+   * The runtime profile the run uses (the caller's right to use it is checked before; default:
+   * the configured default profile): it must exist and be active, else the start is refused;
+   * the run records its name and entry metadata.
    */
   profileName?: string;
   /**
@@ -62,6 +63,8 @@ export interface RunServiceDeps {
   specOfDag: (name: string) => string | undefined;
   /** The runtime-profile entries (metadata) a new run records. */
   profiles: Pick<ProfileService, 'describe'>;
+  /** The profile of runs whose start names none (configuration `defaultProfile`). */
+  defaultProfile: string | undefined;
 }
 
 /** Starting, stopping, retrying and dequeuing runs: every run goes through the queue and admission. */
@@ -90,7 +93,8 @@ export class RunService {
       if (request.singleton === 'already_running') throw new AlreadyRunningConflictError(`${dagName} is already running`, { dagName });
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
-    const profileEntries = await this.profileEntriesOf(request, q);
+    const profileName = request.profileName ?? this.deps.defaultProfile;
+    const profileEntries = await this.profileEntriesOf(request.dag, profileName, request.profileCheckAtStart === true, q);
     const newRun = {
       ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
       dagName,
@@ -105,7 +109,7 @@ export class RunService {
       trigger: request.trigger,
       triggeredBy: request.actor,
       noReuse: request.noReuse ?? false,
-      ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
+      ...(profileName !== undefined ? { profileName } : {}),
       profileEntries,
       ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
     };
@@ -247,10 +251,9 @@ export class RunService {
   }
 
   /** The entries a new run would resolve now (refusing a missing or disabled profile), unless its check waits for its start. */
-  private async profileEntriesOf(request: StartRequest, q: Queryable): Promise<ProfileEntryMeta[]> {
-    const input = { workspaceName: workspaceOfLabels(request.dag.labels), profileName: request.profileName };
-    if (request.profileCheckAtStart !== true) return this.deps.profiles.describe(input, q);
-    return this.deps.profiles.describe(input, q).catch(() => []);
+  private async profileEntriesOf(dag: Dag, profileName: string | undefined, checkAtStart: boolean, q: Queryable): Promise<ProfileEntryMeta[]> {
+    const entries = this.deps.profiles.describe({ workspaceName: workspaceOfLabels(dag.labels), profileName }, q);
+    return checkAtStart ? entries.catch(() => []) : entries;
   }
 
   private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {

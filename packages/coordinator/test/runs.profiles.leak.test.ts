@@ -32,8 +32,15 @@ const steps = `steps:
     command: \${TOKEN}_no_such_command
     continue_on:
       failure: true
+  - name: sub
+    call: leak-child
+    params: "COPY=\${TOKEN}"
 `;
-const DAGS = { 'leak-local': steps, 'leak-remote': `worker_selector:\n  pool: leak\n${steps}` };
+const DAGS = {
+  'leak-local': steps,
+  'leak-remote': `worker_selector:\n  pool: leak\n${steps}`,
+  'leak-child': 'params:\n  - COPY: ""\nsteps:\n  - name: copy\n    command: sh -c \'echo "copy is $COPY"\'\n',
+};
 
 const log = captureLog('debug');
 const home = mkdtempSync(join(tmpdir(), 'trellis-leak-'));
@@ -82,7 +89,7 @@ after(async () => {
 
 describe('a profile secret leaks nowhere', () => {
   test('local and worker runs use it: steps see it, every view shows it masked', async () => {
-    for (const name of Object.keys(DAGS)) {
+    for (const name of ['leak-local', 'leak-remote']) {
       const res = await t.call('POST', `/dags/${name}/start`, { profileName: 'leaky' });
       assert.equal(res.status, 200, JSON.stringify(res.json));
       answers.push(JSON.stringify(res.json));
@@ -105,6 +112,10 @@ describe('a profile secret leaks nowhere', () => {
         await get(`/dag-runs/${name}/${dagRunId}/steps/${step}/log?stream=stderr`);
       }
       await get(`/dag-runs/${name}/${dagRunId}/log`);
+      const sub = (details.nodes as Json[]).find((n) => (n.step as Json).name === 'sub') as { subRuns: Array<{ dagRunId: string }> };
+      const childId = sub.subRuns[0]?.dagRunId ?? '';
+      await get(`/dag-runs/leak-child/${childId}`);
+      assert.match(String((await get(`/dag-runs/leak-child/${childId}/steps/copy/log`)).content), /copy is \*{7}/, `${name}: the sub-run got it through params, masked`);
       await get(`/dags/${name}/dag-runs`);
     }
   });

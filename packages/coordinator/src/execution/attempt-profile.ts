@@ -1,6 +1,7 @@
 import { toError, workspaceOfLabels } from '@trellis/core';
 import { recordProfileEntries, type Db, type RunRecord } from '@trellis/store';
 import type { ProfileService, ResolveInput } from '../profiles/profile-service.js';
+import { executedInputs, type ExecutedInputs, type InputSealer } from '../runs/masked-params.js';
 
 /** What an attempt resolves its runtime-profile entries with. */
 export type ProfileResolver = Pick<ProfileService, 'resolve'>;
@@ -14,9 +15,21 @@ export interface AttemptProfile {
   secrets: Record<string, string>;
 }
 
-/** The runtime profile of a run cannot be used for this attempt (missing, disabled, or its secrets cannot be opened): the run fails with this message. */
-export class AttemptProfileError extends Error {
-  override readonly name = 'AttemptProfileError';
+/**
+ * An attempt cannot start: its runtime profile cannot be used (missing, disabled, a secret that
+ * does not open) or its sealed inputs do not open. The run fails with this message.
+ */
+export class UnstartableAttemptError extends Error {
+  override readonly name = 'UnstartableAttemptError';
+}
+
+/** A run's clear inputs, or UnstartableAttemptError when they are sealed under a key this coordinator does not hold. */
+export async function attemptInputs(db: Db, sealer: InputSealer, run: RunRecord): Promise<ExecutedInputs> {
+  try {
+    return await executedInputs(db, sealer, run);
+  } catch (error) {
+    throw new UnstartableAttemptError(`cannot start: the run's inputs cannot be opened: ${toError(error).message}`);
+  }
 }
 
 /** What a run resolves against: its DAG's workspace (label `workspace=<name>`) and the profile it was started with. */
@@ -34,7 +47,7 @@ export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, r
     entries = (await profiles.resolve(resolveInputOf(run))).entries;
   } catch (error) {
     const what = run.profileName !== '' ? `runtime profile ${run.profileName}` : 'the runtime profile defaults';
-    throw new AttemptProfileError(`cannot start: ${what}: ${toError(error).message}`);
+    throw new UnstartableAttemptError(`cannot start: ${what}: ${toError(error).message}`);
   }
   await recordProfileEntries(db, run.id, run.attemptId, entries.map(({ key, kind, layer }) => ({ key, kind, layer })));
   const profile: AttemptProfile = { env: {}, secrets: {} };

@@ -5,11 +5,12 @@ import { queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle,
 import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
-import { executedInputs } from '../runs/masked-params.js';
+import type { InputSealer } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
-import { AttemptProfileError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
+import { attemptInputs, UnstartableAttemptError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
+import type { ExecutedInputs } from '../runs/masked-params.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -50,6 +51,8 @@ export interface LocalExecutorDeps {
   specOfDag: (name: string) => string | undefined;
   /** Each attempt's runtime-profile values. */
   profiles: ProfileResolver;
+  /** Opens the sealed inputs of runs that carry secrets. */
+  sealer: InputSealer;
 }
 
 /**
@@ -103,20 +106,22 @@ export class LocalExecutor {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
     }
-    const { paramsJson, runEnv, maskValues } = await executedInputs(this.deps.db, run);
+    let inputs: ExecutedInputs;
+    let profile: AttemptProfile;
+    try {
+      inputs = await attemptInputs(this.deps.db, this.deps.sealer, run);
+      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+    } catch (error) {
+      if (!(error instanceof UnstartableAttemptError)) throw error;
+      await this.failBeforeStart(run, error.message);
+      return;
+    }
+    const { paramsJson, runEnv, maskValues } = inputs;
     let params: ResolvedParams;
     try {
       params = JSON.parse(paramsJson) as ResolvedParams;
     } catch {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
-      return;
-    }
-    let profile: AttemptProfile;
-    try {
-      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
-    } catch (error) {
-      if (!(error instanceof AttemptProfileError)) throw error;
-      await this.failBeforeStart(run, error.message);
       return;
     }
     const reporter = new PersistingReporter(this.deps.db, run.id, this.deps.logger);

@@ -2,8 +2,8 @@ import { runLineage, type Task } from '@trellis/core';
 import { readDotenvFiles } from '@trellis/engine';
 import type { Db, RunRecord } from '@trellis/store';
 import type { SpecCache } from './spec-cache.js';
-import { executedInputs } from '../runs/masked-params.js';
-import { resolveAttemptProfile, type ProfileResolver } from './attempt-profile.js';
+import type { InputSealer } from '../runs/masked-params.js';
+import { attemptInputs, resolveAttemptProfile, type ProfileResolver } from './attempt-profile.js';
 
 /** The DAG's relative dotenv files beside its file (a stored DAG's, in the DAGs folder); an inline spec has none. */
 async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Record<string, string>> {
@@ -14,12 +14,12 @@ async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string):
 
 /**
  * What a worker needs to run an admitted run: its identity, the exact definition, its params,
- * dotenv files, and this attempt's runtime-profile values (throws AttemptProfileError when its
- * profile cannot be used). The values travel only in the task, over the authenticated channel.
+ * dotenv files, and this attempt's runtime-profile values (throws UnstartableAttemptError when its
+ * profile or sealed inputs cannot be used). The values travel only in the task, over the authenticated channel.
  */
-export async function taskFor(db: Db, specs: SpecCache, profiles: ProfileResolver, run: RunRecord, dagsDir: string): Promise<Task> {
-  const { paramsJson, runEnv, maskValues } = await executedInputs(db, run);
-  const profile = await resolveAttemptProfile(db, profiles, run);
+export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string): Promise<Task> {
+  const { paramsJson, runEnv, maskValues } = await attemptInputs(db, secrets.sealer, run);
+  const profile = await resolveAttemptProfile(db, secrets.profiles, run);
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
     ...runLineage(run),

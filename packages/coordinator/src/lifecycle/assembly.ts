@@ -21,7 +21,7 @@ import { ApiKeyService } from '../auth/api-keys.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { WorkspaceService } from '../profiles/workspace-service.js';
 import { ProfileService } from '../profiles/profile-service.js';
-import { openSecretKeyring } from '../profiles/secret-keyring.js';
+import { openSecretKeyring, type SecretKeyring } from '../profiles/secret-keyring.js';
 import { ResourceHistory } from '../metrics/resource-history.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -100,7 +100,9 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     dagCount: () => index.all().length,
     schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
   });
-  const profiles = new ProfileService(db, openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger));
+  // Seals profile secrets, and the inputs of runs that carry secrets.
+  const keyring = openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger);
+  const profiles = new ProfileService(db, keyring);
   const executor = new LocalExecutor({
     db,
     logger,
@@ -114,6 +116,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     workerId: localId,
     observer: metrics,
     profiles,
+    sealer: keyring,
   });
   const remote = new RemotePollers({ db, logger, limits: queueLimits, release: (run) => releaseLease(db, run.id, run.attemptId) });
   const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: queueLimits, remote });
@@ -130,6 +133,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     hasPeers: peers.any,
     specOfDag,
     profiles,
+    sealer: keyring,
     defaultProfile: config.defaultProfile,
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
@@ -170,7 +174,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     }),
     workspaces: new WorkspaceService(db),
     profiles,
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, profiles }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, profiles, keyring }) } : {}),
   };
 }
 
@@ -179,7 +183,7 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; profiles: ProfileService },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; profiles: ProfileService; keyring: SecretKeyring },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
   const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500);
@@ -193,6 +197,7 @@ function remoteWorkerHandlers(
     dagsDir: config.dagsDir,
     observer: parts.metrics,
     profiles: parts.profiles,
+    sealer: parts.keyring,
     wake: (reason) => parts.dispatcher.wake(reason),
   });
   return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs }) });

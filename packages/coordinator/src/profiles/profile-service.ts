@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError } from '@trellis/core';
 import {
   deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError,
-  putSecret, putVariable, resealSecret, secretCountsByKey, secretsSealedWith, updateProfile,
+  putSecret, putVariable, resealSecret, resealSecretParams, secretCountsByKey, secretParamsCountsByKey, secretParamsSealedWith, secretsSealedWith, updateProfile,
   type Db, type LayerRef, type ProfileEntryMeta, type Queryable, type ProfileChange, type ProfileEntryRecord, type ProfileRecord,
 } from '@trellis/store';
 import { recordAudit } from '../auth/audit.js';
+import { runInputsAad } from '../runs/masked-params.js';
 import { roleGrants } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { SecretKeyring } from './secret-keyring.js';
@@ -231,7 +232,15 @@ export class ProfileService {
         if (await resealSecret(this.db, secret.id, { keyId: secret.keyId, nonce: secret.nonce }, resealed)) reencrypted += 1;
       }
     }
+    // The sealed inputs of runs that carry secrets (sub-runs handed a parent's), kept for retries.
+    for (let batch = await secretParamsSealedWith(this.db, older, ROTATION_BATCH); batch.length > 0; batch = await secretParamsSealedWith(this.db, older, ROTATION_BATCH)) {
+      for (const { runId, sealed } of batch) {
+        const aad = runInputsAad(runId);
+        await resealSecretParams(this.db, runId, { keyId: sealed.keyId, nonce: sealed.nonce }, this.keyring.seal(this.keyring.open(sealed, aad), aad));
+      }
+    }
     const counts = await secretCountsByKey(this.db);
+    for (const [keyId, count] of Object.entries(await secretParamsCountsByKey(this.db))) counts[keyId] = (counts[keyId] ?? 0) + count;
     const remaining = Object.fromEntries(Object.entries(counts).filter(([id]) => id !== current));
     await recordAudit(this.db, actor, { type: 'secrets.key_rotated', message: `re-encrypted ${reencrypted} secrets under key ${current}`, data: { keyId: current, reencrypted, remaining } });
     return { keyId: current, reencrypted, remaining };

@@ -8,7 +8,7 @@ import type { StartSubRunRequest } from '@trellis/core';
 import type { Dispatcher } from '../admission/dispatcher.js';
 import type { LocalExecutor } from '../execution/local-executor.js';
 import { dagLogRoot, runLogFile } from '../logs/log-paths.js';
-import { executedInputs, insertMaskedRun, insertSubRun } from './masked-params.js';
+import { executedInputs, insertMaskedRun, insertSubRun, type InputSealer } from './masked-params.js';
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../admission/placement.js';
 import { queuedConditions, type ConditionDeps } from '../admission/conditions.js';
@@ -63,6 +63,8 @@ export interface RunServiceDeps {
   specOfDag: (name: string) => string | undefined;
   /** The runtime-profile entries (metadata) a new run records. */
   profiles: Pick<ProfileService, 'describe'>;
+  /** Seals (and opens) the clear inputs of runs that carry secrets. */
+  sealer: InputSealer;
   /** The profile of runs whose start names none (configuration `defaultProfile`). */
   defaultProfile: string | undefined;
 }
@@ -117,7 +119,7 @@ export class RunService {
     const run =
       maskValues.length === 0
         ? await insertRun(q, { ...newRun, params: JSON.stringify(params.params) })
-        : await (tx !== undefined ? insertMaskedRun(tx, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, newRun, params.params, maskValues)));
+        : await (tx !== undefined ? insertMaskedRun(tx, this.deps.sealer, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, this.deps.sealer, newRun, params.params, maskValues)));
     if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
     return run;
   }
@@ -165,7 +167,7 @@ export class RunService {
       : Object.keys(request.workerSelector).length > 0
         ? placementOf({ kind: 'labels', labels: request.workerSelector }, 'distributed')
         : { dispatchTarget: parent.dispatchTarget, workerSelector: parent.workerSelector };
-    const child = await insertSubRun(this.deps.db, {
+    const child = await insertSubRun(this.deps.db, this.deps.sealer, {
       ...placement,
       dagName: request.dagName,
       dagRunId: request.dagRunId,
@@ -246,7 +248,7 @@ export class RunService {
    * with: the clear ones it executed with, not its masked record.
    */
   private async inputsOf(run: RunRecord): Promise<Pick<StartRequest, 'params' | 'runEnv' | 'maskValues' | 'profileName'>> {
-    const inputs = await executedInputs(this.deps.db, run);
+    const inputs = await executedInputs(this.deps.db, this.deps.sealer, run);
     return { params: paramsObject(inputs.paramsJson), runEnv: inputs.runEnv, maskValues: inputs.maskValues, ...(run.profileName !== '' ? { profileName: run.profileName } : {}) };
   }
 

@@ -10,7 +10,8 @@ import type { RemotePollers } from '../admission/remote-pollers.js';
 import type { ReportApplier } from '../execution/report-applier.js';
 import type { WorkerRegistry } from './worker-registry.js';
 import { taskFor } from '../execution/task.js';
-import { AttemptProfileError, type ProfileResolver } from '../execution/attempt-profile.js';
+import { UnstartableAttemptError, type ProfileResolver } from '../execution/attempt-profile.js';
+import type { InputSealer } from '../runs/masked-params.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 /**
@@ -34,6 +35,8 @@ export interface RemoteWorkersDeps {
   observer: RunObserver;
   /** Each attempt's runtime-profile values, sent in its task. */
   profiles: ProfileResolver;
+  /** Opens the sealed inputs of runs that carry secrets. */
+  sealer: InputSealer;
 }
 
 /** The call a poll waits in: whether the worker gave up on it, before or just after its answer. */
@@ -79,9 +82,9 @@ export class RemoteWorkers {
     // back now instead of after the ack timeout (a stopping worker cancels its polls).
     call.onGivenUpAfterAnswer?.(() => void giveBack().catch((error: unknown) => deps.logger.warn('could not give back a hand-out the worker gave up on; the ack timeout will', { dagRunId: run.dagRunId, error })));
     try {
-      return { registered: true, task: await taskFor(deps.db, deps.specs, deps.profiles, run, deps.dagsDir) };
+      return { registered: true, task: await taskFor(deps.db, deps.specs, deps, run, deps.dagsDir) };
     } catch (error) {
-      if (!(error instanceof AttemptProfileError)) throw error;
+      if (!(error instanceof UnstartableAttemptError)) throw error;
       // The hand-out fails before any worker holds it: its profile cannot be used now.
       await updateRunStatus(deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error: error.message });
       deps.logger.warn('run cannot start', { dagRunId: run.dagRunId, error: error.message });

@@ -21,6 +21,7 @@ import { sql as runTriggeredBy } from './0017_run_triggered_by.js';
 import { sql as profiles } from './0023_profiles.js';
 import { sql as webhookProfiles } from './0024_webhook_profiles.js';
 import { sql as runProfileEntries } from './0026_run_profile_entries.js';
+import { sql as sealedRunSecretParams } from './0027_sealed_run_secret_params.js';
 
 interface Migration {
   version: number;
@@ -50,6 +51,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 23, name: '0023_profiles', sql: profiles },
   { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },
   { version: 26, name: '0026_run_profile_entries', sql: runProfileEntries },
+  { version: 27, name: '0027_sealed_run_secret_params', sql: sealedRunSecretParams },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

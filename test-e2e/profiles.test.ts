@@ -19,7 +19,9 @@ const reversed = (text: string): string => [...text].reverse().join('');
 const cluster = new Cluster({
   dags: {
     // `rev` shows that the step saw each secret without printing it (which would be masked).
-    hooked: `worker_selector:\n  pool: profiles\nsteps:\n  - name: show\n    command: sh -c 'echo "region=$REGION token=$API_TOKEN"; printf "%s %s" "$API_TOKEN" "$GLOBAL_SECRET" | rev; echo'\n`,
+    hooked: `worker_selector:\n  pool: profiles\nsteps:\n  - name: show\n    command: sh -c 'echo "region=$REGION token=$API_TOKEN"; printf "%s %s" "$API_TOKEN" "$GLOBAL_SECRET" | rev; echo'\n  - name: sub\n    call: copier\n    params: "COPY=\${API_TOKEN}"\n`,
+    // Handed the secret through its params: they are kept sealed for retries, and must open after a rotation.
+    copier: `params:\n  - COPY: ""\nsteps:\n  - name: copy\n    command: sh -c 'echo "copy=$COPY"; printf "%s" "$COPY" | rev; echo'\n`,
   },
   config: 'secretsKeyFile: ./secrets.key\n',
 });
@@ -35,6 +37,15 @@ async function ok(method: string, path: string, body?: unknown): Promise<Record<
   return res.json;
 }
 
+async function ended(dag: string, dagRunId: string): Promise<{ status: number; profileName: string; attemptId: string; nodes: Array<{ subRuns: Array<{ dagRunId: string }> }> }> {
+  return waitFor(`${dag} ${dagRunId} to end`, async () => {
+    const { dagRun } = (await cluster.call('GET', `/dag-runs/${dag}/${dagRunId}`)).json as { dagRun: { status: number; profileName: string; attemptId: string; nodes: Array<{ subRuns: Array<{ dagRunId: string }> }> } };
+    return [2, 4].includes(dagRun.status) ? dagRun : undefined;
+  }, 60_000);
+}
+
+let copierRunId = '';
+
 /** A webhook call with X-Svc-Profile; the run's step log once it ended. */
 async function hookRun(profile: string): Promise<{ status: number; profileName: string; workerLog: string }> {
   const res = await fetch(`${cluster.api}/webhooks/hooked`, {
@@ -44,10 +55,8 @@ async function hookRun(profile: string): Promise<{ status: number; profileName: 
   });
   const body = (await res.json()) as { dagRunId: string };
   assert.equal(res.status, 200, JSON.stringify(body));
-  const run = await waitFor('the webhook run to end', async () => {
-    const { dagRun } = (await cluster.call('GET', `/dag-runs/hooked/${body.dagRunId}`)).json as { dagRun: { status: number; profileName: string; workerId?: string } };
-    return [2, 4].includes(dagRun.status) ? dagRun : undefined;
-  }, 60_000);
+  const run = await ended('hooked', body.dagRunId);
+  copierRunId = run.nodes[1]?.subRuns[0]?.dagRunId ?? '';
   const log = (await ok('GET', `/dag-runs/hooked/${body.dagRunId}/steps/show/log`)).content as string;
   return { status: run.status, profileName: run.profileName, workerLog: log };
 }
@@ -65,6 +74,14 @@ function assertSawSecrets(run: { status: number; profileName: string; workerLog:
   assert.match(run.workerLog, /region=eu-1 token=\*{7}/, what);
   assert.ok(run.workerLog.includes(`${reversed(GLOBAL_SECRET)} ${reversed(API_TOKEN)}`), `${what}: the step saw both secrets: ${run.workerLog}`);
   assert.ok(!run.workerLog.includes(API_TOKEN) && !run.workerLog.includes(GLOBAL_SECRET), what);
+}
+
+async function assertCopierSaw(dagRunId: string, what: string): Promise<void> {
+  const run = await ended('copier', dagRunId);
+  const log = (await ok('GET', `/dag-runs/copier/${dagRunId}/steps/copy/log`)).content as string;
+  assert.equal(run.status, 4, `${what}: ${log}`);
+  assert.match(log, /copy=\*{7}/, what);
+  assert.ok(log.includes(reversed(API_TOKEN)), `${what}: ${log}`);
 }
 
 before(async () => {
@@ -88,6 +105,8 @@ describe('runtime profiles on workers', () => {
   });
 
   test('key rotation: with new and old key, rotate-key re-seals every value; runs read them before, between and after', async () => {
+    const sealedChild = copierRunId;
+    await assertCopierSaw(sealedChild, 'the sub-run handed the secret');
     await restartWith(NEW, OLD);
     assertSawSecrets(await hookRun('vault'), 'new key current, values still under the old one');
     const rotated = await ok('POST', '/secrets/rotate-key');
@@ -95,7 +114,18 @@ describe('runtime profiles on workers', () => {
     const keys = await cluster.sql<{ key_id: string }>('SELECT DISTINCT key_id FROM profile_secrets');
     assert.deepEqual(keys.map((k) => k.key_id), [rotated.keyId]);
     assertSawSecrets(await hookRun('vault'), 'after rotation');
+    const sealedKeys = await cluster.sql<{ key_id: string }>('SELECT DISTINCT sealed_key_id AS key_id FROM run_secret_params');
+    assert.deepEqual(sealedKeys.map((k) => k.key_id), [rotated.keyId], 'the sealed inputs of sub-runs are re-sealed too');
     await restartWith(NEW);
     assertSawSecrets(await hookRun('vault'), 'old key removed');
+    // A retry of the first sub-run opens its inputs, sealed under the old key before the rotation.
+    const before = await ended('copier', sealedChild);
+    await ok('POST', `/dag-runs/copier/${sealedChild}/retry`, {});
+    const retried = await waitFor('the retried sub-run to end', async () => {
+      const run = await ended('copier', sealedChild);
+      return run.attemptId !== before.attemptId ? run : undefined;
+    }, 60_000);
+    assert.equal(retried.profileName, 'vault');
+    await assertCopierSaw(sealedChild, 'the retried sub-run');
   });
 });

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { startWorkerProcess } from './support/worker-process.js';
 
 type Json = Record<string, unknown>;
 const SECRET = `s3cr3t-${randomBytes(6).toString('hex')}`;
@@ -17,6 +18,7 @@ const SHOW = 'echo "G=$G W=$W P=$P OVERRIDE=$OVERRIDE S=$S"; printf "%s" "$S" | 
 const DAGS = {
   prof: `labels: workspace=team\nsteps:\n  - name: show\n    env:\n      - OVERRIDE: from-step\n    command: sh -c '${SHOW}'\n  - name: out\n    command: sh -c 'echo "$S"'\n    output: SOUT\n`,
   slow: 'steps:\n  - name: nap\n    command: sleep 2\n',
+  remote: `worker_selector:\n  pool: rp\nsteps:\n  - name: show\n    command: sh -c '${SHOW}'\n`,
   parent: 'steps:\n  - name: child\n    call: child\n',
   child: `steps:\n  - name: show\n    command: sh -c '${SHOW}'\n`,
 };
@@ -160,5 +162,25 @@ describe('runs with runtime profiles', () => {
     const log = await stepLog('prof', dagRunId, 'show');
     assert.ok(log.includes(reversed(VAULT_SECRET)) && !log.includes(VAULT_SECRET));
     assert.match(log, /P=global-p /, 'the vault profile has no P: the Global one shows');
+  });
+
+  test('a worker run: the task carries the values; a profile deleted while the run waited fails it before any worker holds it', async () => {
+    await ok('POST', '/profiles', { name: 'temp' });
+    const doomed = (await ok('POST', '/dags/remote/enqueue', { profileName: 'temp' })).dagRunId as string;
+    await ok('DELETE', '/profiles/temp');
+    const fine = (await ok('POST', '/dags/remote/enqueue', { profileName: 'prod' })).dagRunId as string;
+    assert.ok(t.coordinator.grpcAddress);
+    const worker = startWorkerProcess(t.coordinator.grpcAddress, 'profiles-worker', 'pool=rp', t.dir);
+    try {
+      const failed = await t.waitForRunStatus('remote', doomed, [2, 4], 60_000);
+      assert.deepEqual([failed.status, failed.error], [2, 'cannot start: runtime profile temp: Profile temp not found']);
+      const run = await t.waitForRunStatus('remote', fine, [2, 4], 60_000);
+      assert.equal(run.status, 4, JSON.stringify(run));
+      const log = await stepLog('remote', fine, 'show');
+      assert.match(log, /G=global W= P=prod-p2 OVERRIDE=from-global S=\*{7}/);
+      assert.ok(log.includes(reversed(SECRET)) && !log.includes(SECRET));
+    } finally {
+      await worker.stop();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { toError, workspaceOfLabels } from '@trellis/core';
 import { recordProfileEntries, type Db, type RunRecord } from '@trellis/store';
-import type { ProfileService, ResolveInput } from '../profiles/profile-service.js';
+import type { ProfileService, ResolvedEntry, ResolveInput } from '../profiles/profile-service.js';
 import { executedInputs, type ExecutedInputs, type InputSealer } from '../runs/masked-params.js';
 
 /** What an attempt resolves its runtime-profile entries with. */
@@ -42,7 +42,7 @@ export function resolveInputOf(run: Pick<RunRecord, 'labels' | 'profileName'>): 
  * values of its own time) and records their keys, kinds and layers on the run.
  */
 export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, run: RunRecord): Promise<AttemptProfile> {
-  let entries;
+  let entries: ResolvedEntry[];
   try {
     entries = (await profiles.resolve(resolveInputOf(run))).entries;
   } catch (error) {

@@ -161,8 +161,8 @@ export class ProfileService {
    * caller may use any active profile on the webhook's `allowlist` (protected ones too); anyone
    * else needs run permission, and the admin role for a protected profile.
    */
-  async mayUse(actor: Principal, name: string, allowlist?: readonly string[], q: Queryable = this.db): Promise<ProfileRecord> {
-    const record = await getLayer(q, { scope: 'profile', name });
+  async mayUse(actor: Principal, name: string, allowlist?: readonly string[]): Promise<ProfileRecord> {
+    const record = await getLayer(this.db, { scope: 'profile', name });
     if (actor.kind === 'webhook') {
       if (allowlist?.includes(name) !== true) throw new ForbiddenError(`profile ${name} is not on this webhook's profile allowlist`, { profile: name });
     } else {

@@ -56,7 +56,7 @@ export interface WebhookCall {
   authorization: string | undefined;
   signature: SignatureHeaders;
   rawBody: Buffer;
-  /** The `X-Svc-Profile` header: a profile on the webhook's allowlist; none means the defaults layers only. */
+  /** The `X-Svc-Profile` header: a profile on the webhook's allowlist; none means the usual default (`defaultProfile`, if configured). */
   profileName?: string | undefined;
   dagRunId?: string | undefined;
   payload?: Record<string, unknown> | undefined;

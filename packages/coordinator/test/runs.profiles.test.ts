@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { startWorkerProcess } from './support/worker-process.js';
+import { captureLog } from './support/log-capture.js';
 
 type Json = Record<string, unknown>;
 const SECRET = `s3cr3t-${randomBytes(6).toString('hex')}`;
@@ -182,5 +183,18 @@ describe('runs with runtime profiles', () => {
     } finally {
       await worker.stop();
     }
+  });
+});
+
+describe('the worker channel that carries profile secrets', () => {
+  test('beyond loopback without TLS, start-up warns that tasks cross the network unencrypted', async () => {
+    const log = captureLog('warn');
+    const open = await startTestCoordinator('runs_profiles_tls', {}, { grpcHost: '0.0.0.0', workerToken: 'a-worker-token' }, { logger: log.logger });
+    await open.stop();
+    assert.ok(log.lines().some((line) => line.level === 'warn' && /without TLS: tasks, and the profile secrets in them, cross the network unencrypted/.test(String(line.message))), log.text());
+    const local = captureLog('warn');
+    const loopback = await startTestCoordinator('runs_profiles_tls', {}, {}, { logger: local.logger });
+    await loopback.stop();
+    assert.ok(!/without TLS/.test(local.text()), 'on loopback it says nothing');
   });
 });

@@ -2,7 +2,7 @@
 // schema), as a user types them: secrets come from standard input, never from argv.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, mkdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +26,7 @@ async function withStdin(input: string, ...args: string[]) {
 
 before(async () => {
   mkdirSync(join(dir, 'dags'));
+  writeFileSync(join(dir, 'dags', 'stage.yaml'), 'steps:\n  - name: show\n    command: echo "stage=$STAGE"\n');
   const opened = await openTestDb('cli_profiles');
   cleanup = opened.cleanup;
   const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: -1, dagsDir: join(dir, 'dags'), dataDir: join(dir, 'data'), secretsKey: randomBytes(32).toString('base64') } });
@@ -78,5 +79,22 @@ describe('trellis profiles', () => {
     assert.match(rotated.out, /^re-encrypted 0 secrets under key [0-9a-f]{16}\n$/);
     assert.equal((await trellis('profiles', 'delete', 'prod', ...server)).code, 0);
     assert.match((await trellis('profiles', 'list', 'prod', ...server)).err, /^not_found/);
+  });
+
+  test('start and enqueue --profile run with the profile; an unknown one is refused', async () => {
+    await fetch(`${coordinator.apiUrl}/profiles`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ name: 'staging' }) });
+    assert.equal((await trellis('profiles', 'set-variable', 'staging', 'STAGE', 'two', ...server)).code, 0);
+    // The Global secret "g" of the test above would mask every g the step prints.
+    assert.equal((await trellis('profiles', 'delete', '_global', 'TOKEN', ...server)).code, 0);
+    const started = await trellis('start', 'stage', '--profile', 'staging', '--wait', ...server);
+    assert.equal(started.code, 0, started.err);
+    const dagRunId = started.out.split('\n')[0] ?? '';
+    const run = (await (await fetch(`${coordinator.apiUrl}/dag-runs/stage/${dagRunId}`)).json()) as { dagRun: { profileName: string } };
+    assert.equal(run.dagRun.profileName, 'staging');
+    const log = (await (await fetch(`${coordinator.apiUrl}/dag-runs/stage/${dagRunId}/steps/show/log`)).json()) as { content: string };
+    assert.match(log.content, /stage=two/);
+    const refused = await trellis('enqueue', 'stage', '--profile', 'nope', ...server);
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /^not_found: Profile nope not found/);
   });
 });

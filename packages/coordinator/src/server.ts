@@ -7,7 +7,7 @@ import type { DocumentStore } from './documents/document-store.js';
 import type { Scheduler } from './scheduler/scheduler.js';
 import type { SchedulerClock } from './scheduler/clock.js';
 import type { ApiKeyService } from './auth/api-keys.js';
-import { checkHttpExposure } from './auth/exposure.js';
+import { checkHttpExposure, isLoopbackHost } from './auth/exposure.js';
 import type { ServerConfig } from './config/load.js';
 import type { Logger } from './logging/logger.js';
 import { CoordinatorLifecycle } from './lifecycle/coordinator-lifecycle.js';
@@ -48,11 +48,9 @@ export interface StartOptions {
   checkResponses?: boolean;
 }
 
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
 /** Workers on other hosts must prove who they are: a token or a client certificate. */
 function checkWorkerSecurity(config: ServerConfig): void {
-  if (config.grpcPort >= 0 && !LOOPBACK.has(config.grpcHost) && config.workerToken === undefined && config.grpcTlsClientCa === undefined) {
+  if (config.grpcPort >= 0 && !isLoopbackHost(config.grpcHost) && config.workerToken === undefined && config.grpcTlsClientCa === undefined) {
     throw new Error(`the worker gRPC server listens on ${config.grpcHost}, beyond loopback: set workerToken (--worker-token, SVC_WORKER_TOKEN) or grpcTlsClientCa`);
   }
 }

@@ -105,7 +105,7 @@ describe('the OpenAPI document', () => {
     }
     for (const path of ['/dags/{fileName}/start', '/dags/{fileName}/start-sync', '/dags/{fileName}/enqueue', '/dag-runs', '/dag-runs/enqueue']) {
       const body = op('post', path).requestBody?.content['application/json']?.schema.properties as Record<string, Json>;
-      assert.match(String(body.profileName?.description), /not implemented/, path);
+      assert.match(String(body.profileName?.description), /Runtime profile to run with/, path);
     }
   });
 });

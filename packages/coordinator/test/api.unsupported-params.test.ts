@@ -1,5 +1,6 @@
-// Parameters of the contract this service does not implement yet (runtime profiles, remote
-// nodes) are refused with 400 naming them, never accepted and ignored.
+// Parameters of the contract this service does not implement yet (remote nodes) are refused
+// with 400 naming them, never accepted and ignored; a runtime profile that does not exist is
+// refused the same way on every start endpoint (runs.profiles.test.ts covers the rest).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
@@ -25,7 +26,7 @@ function assertRefused(res: { status: number; json: Record<string, unknown> }, p
 }
 
 describe('profileName', () => {
-  test('start, start-sync, enqueue and the inline endpoints refuse any profile, and start nothing', async () => {
+  test('start, start-sync, enqueue and the inline endpoints refuse a missing or malformed profile, and start nothing', async () => {
     const before = await runCount();
     const starts: Array<[string, Record<string, unknown>]> = [
       ['/dags/hello/start', {}],
@@ -35,9 +36,9 @@ describe('profileName', () => {
       ['/dag-runs/enqueue', { spec: SPEC, name: 'inline' }],
     ];
     for (const [path, body] of starts) {
-      for (const profileName of ['no-such-profile', '']) {
-        assertRefused(await t.call('POST', path, { ...body, profileName }), 'profileName', `${path} ${JSON.stringify(profileName)}`);
-      }
+      assertRefused(await t.call('POST', path, { ...body, profileName: '' }), 'profileName', `${path} ""`);
+      const missing = await t.call('POST', path, { ...body, profileName: 'no-such-profile' });
+      assert.deepEqual([missing.status, missing.json.code, missing.json.message], [404, 'not_found', 'Profile no-such-profile not found'], path);
     }
     assert.equal(await runCount(), before, 'no run was created');
     const plain = await t.call('POST', '/dags/hello/start', {});

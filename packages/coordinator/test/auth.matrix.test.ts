@@ -175,6 +175,12 @@ describe('access control matrix: every operation of the served OpenAPI document 
     await assert.rejects(profiles.mayUse(principal('mgr', 'manager'), 'vault'), { name: 'ForbiddenError' });
     await assert.rejects(profiles.mayUse(principal('v', 'viewer'), 'open'), { name: 'ForbiddenError' });
     assert.equal((await profiles.mayUse(principal('a', 'admin'), 'vault')).name, 'vault');
+    // The same rules on a start over the API: a protected profile needs an admin, another one only the start's own permission.
+    const spec = 'steps:\n  - name: s\n    command: "true"\n';
+    const refused = await call('POST', '/dag-runs', credentials.developer, { spec, profileName: 'vault' });
+    assert.deepEqual([refused.status, refused.json.code, refused.json.message], [403, 'forbidden', 'only admins may use protected profiles']);
+    assert.equal((await call('POST', '/dag-runs', credentials.developer, { spec, profileName: 'open' })).status, 200);
+    assert.equal((await call('POST', '/dag-runs', credentials.admin, { spec, profileName: 'vault' })).status, 200);
     // Rule 8: a webhook may use any profile on its allowlist, protected ones included, and nothing else.
     const hook = { kind: 'webhook' as const, id: 'wh', name: 'dag', role: 'operator' as const };
     assert.equal((await profiles.mayUse(hook, 'vault', ['vault'])).name, 'vault');

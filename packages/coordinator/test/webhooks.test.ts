@@ -106,7 +106,9 @@ describe('webhook calls', () => {
     assert.equal((await call('nosuchdag', token)).status, 404);
     assert.equal((await call('plain', token, '{"payload": "not an object"}')).status, 400);
     const profiled = await call('plain', token, {}, { 'x-svc-profile': 'prod' });
-    assert.deepEqual([profiled.status, profiled.json.code], [400, 'bad_request'], 'a profile is asked for and none exists: refused, not ignored');
+    assert.deepEqual([profiled.status, profiled.json.code], [403, 'forbidden'], 'a profile off the allowlist: refused, not ignored');
+    const malformed = await call('plain', token, {}, { 'x-svc-profile': 'Not A Slug' });
+    assert.deepEqual([malformed.status, malformed.json.code], [400, 'bad_request']);
   });
 
   test('a disabled webhook answers 403 until enabled; regenerate retires the old token', async () => {

@@ -5,7 +5,8 @@ export { isConnectionError, isTransient, withTransientRetry } from './db/transie
 export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
 export * from './runs/record.js';
 export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
-export { saveSecretParams, getSecretParams, type SecretParams } from './runs/secret-params.js';
+export { saveSecretParams, getSecretParams, secretParamsSealedWith, resealSecretParams, secretParamsCountsByKey, type SecretParams, type StoredSecretParams } from './runs/secret-params.js';
+export { recordProfileEntries } from './runs/profile-entries.js';
 export { getRun, getLatestRun, getLatestRuns, countActiveRuns, getSpecYaml } from './runs/get-run.js';
 export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
 export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';

@@ -11,6 +11,7 @@ interface StartOptions {
   params?: string;
   runId?: string;
   queue?: string;
+  profile?: string;
   wait?: boolean;
   interval: number;
   server: string;
@@ -45,6 +46,7 @@ function startAction(kind: 'start' | 'enqueue') {
       if (options.params !== undefined) body.params = options.params;
       if (options.runId !== undefined) body.dagRunId = options.runId;
       if (options.queue !== undefined) body.queue = options.queue;
+      if (options.profile !== undefined) body.profileName = options.profile;
       const path = isFile ? (kind === 'start' ? '/dag-runs' : '/dag-runs/enqueue') : `/dags/${encodeURIComponent(target)}/${kind}`;
       const id = String((await client.post(path, body)).dagRunId);
       process.stdout.write(`${id}\n`);
@@ -60,7 +62,8 @@ function addStart(program: Command, kind: 'start' | 'enqueue'): void {
       `${kind === 'start' ? 'Starts' : 'Queues'} a run and prints its id. DAG is the name of a stored DAG, or a path to a YAML file, which runs as an inline spec (never stored as a definition) named by the spec's \`name:\`, or by the file name when it has none.`,
     )
     .option('--params <json>', 'a JSON object of named values, a JSON array, or shell-style text (A=1 B=2)')
-    .option('--run-id <id>', 'a custom run id');
+    .option('--run-id <id>', 'a custom run id')
+    .option('--profile <name>', 'the runtime profile to run with (its variables and secrets become env vars of the steps)');
   if (kind === 'enqueue') command.option('--queue <name>', "a global queue other than the DAG's own");
   command
     .option('--wait', 'stream the run\'s status until it ends; the exit status is the run\'s')

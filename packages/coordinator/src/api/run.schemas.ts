@@ -24,6 +24,15 @@ export const triggeredBySchema = z
   .describe('Who started the run (a sub-run: who started its root); after a retry, who retried it')
   .meta({ id: 'TriggeredBy' });
 
+export const runProfileEntrySchema = z
+  .object({
+    key: z.string(),
+    kind: z.enum(['variable', 'secret']),
+    layer: z.enum(['global', 'workspace', 'profile']).describe("Where the entry's value came from: Global defaults, the DAG's workspace defaults, or the selected profile"),
+  })
+  .describe('One runtime-profile entry the run resolved: never its value')
+  .meta({ id: 'RunProfileEntry' });
+
 const runSummaryFields = {
   rootDAGRunName: z.string(),
   rootDAGRunId: z.string(),
@@ -41,6 +50,8 @@ const runSummaryFields = {
   error: z.string(),
   attemptId: z.string(),
   triggeredBy: triggeredBySchema,
+  profileName: z.string().describe('The runtime profile the run uses (sub-runs and retries keep it); empty when none'),
+  profileEntries: z.array(runProfileEntrySchema).describe("The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers"),
   conditions: z.array(queuedConditionSchema).optional().describe('Why a queued run waits; only while queued'),
 };
 

@@ -5,6 +5,7 @@ import { unixSecondsQuery } from '../http/timestamps.js';
 import type { RunCommands } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
 import type { LogWindow } from '../logs/log-pager.js';
+import { profileNameSchema } from './profile.schemas.js';
 import { dagRunIdSchema, emptyBody, logPageSchema, runDetailsResponseSchema, runListSchema, runOutputsSchema, startSyncTimeoutSchema } from './run.schemas.js';
 
 export interface RunRoutesDeps {
@@ -21,11 +22,11 @@ const startFields = {
   dagRunId: z.string().optional(),
   dagName: z.string().optional(),
   noReuse: z.boolean().optional(),
-  profileName: z
-    .string()
+  profileName: profileNameSchema
     .optional()
-    .refine((name) => name === undefined, 'runtime profiles are not implemented yet: send no profileName')
-    .describe('Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request.'),
+    .describe(
+      'Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin.',
+    ),
 };
 
 function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
@@ -80,7 +81,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, singleton: z.boolean().optional() }),
-      errors: [409],
+      errors: [404, 409],
       handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body)).dagRunId }),
     }),
     defineRoute({
@@ -92,7 +93,7 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, queue: z.string().optional() }),
-      errors: [409],
+      errors: [404, 409],
       handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body, 'enqueue')).dagRunId }),
     }),
   ];

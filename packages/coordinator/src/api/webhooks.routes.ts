@@ -3,9 +3,18 @@ import { rawBodyOf } from '../http/raw-body.js';
 import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { createWebhookBody, setWebhookProfilesBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
+import { profileNameSchema } from './profile.schemas.js';
 import { BadRequestError, DAG_FILE_NAME } from '@trellis/core';
 
 const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
+const profileHeader = profileNameSchema.optional();
+
+/** The `X-Svc-Profile` header: a profile name, or none. */
+function selectedProfile(header: string | undefined): string | undefined {
+  const parsed = profileHeader.safeParse(header);
+  if (!parsed.success) throw new BadRequestError(`X-Svc-Profile: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  return parsed.data;
+}
 
 /** Webhook management (admin, `users:manage`) under `/dags/{fileName}/webhook`, and the call itself. */
 export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
@@ -15,7 +24,8 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       method: 'post',
       path: '/webhooks/{fileName}',
       operationId: 'triggerWebhook',
-      summary: "Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD",
+      summary:
+        "Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled)",
       tag: 'webhooks',
       permission: 'webhook',
       params: fileNameParam,
@@ -23,8 +33,8 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       response: z.object({ dagRunId: z.string(), dagName: z.string() }),
       errors: [401, 403, 404, 409],
       handler: ({ params, body, req }) => {
-        if (req.headers['x-svc-profile'] !== undefined) throw new BadRequestError('X-Svc-Profile: runs do not take runtime profiles on this server yet; send the call without the header');
         return webhooks.trigger(params.fileName, {
+          profileName: selectedProfile(req.header('x-svc-profile')),
           authorization: req.headers.authorization,
           signature: { timestamp: req.header('x-svc-timestamp'), signature: req.header('x-svc-signature') },
           rawBody: rawBodyOf(req),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROFILE_NAME } from '@trellis/core';
 import { ROLES } from '../auth/principal.js';
 
 const port = z.number().int().min(0).max(65535);
@@ -169,6 +170,11 @@ export const serverConfigSchema = z.strictObject({
   secretsKeyFile: z.string().min(1).optional(),
   /** Keys that still open values sealed before a rotation (`trellis secrets rotate-key` re-seals them with the current one). */
   secretsPreviousKeys: z.array(secretKeySchema).default([]),
+  /**
+   * The runtime profile of runs whose start names none (the effective default profile of every
+   * DAG): a schedule entry with `profile` is active only when it names this one. Default: none.
+   */
+  defaultProfile: z.string().regex(PROFILE_NAME, 'must be a profile name (lowercase letters, digits, ".", "_", "-")').optional(),
   /** `/metrics`: answered to anyone (`public`) or only with credentials (`private`). */
   metrics: z.enum(['public', 'private']).default('public'),
 });
@@ -220,6 +226,7 @@ export const ENV_KEYS: Record<string, { key: ConfigKey; kind: 'string' | 'int' |
   SVC_SECRETS_KEY: { key: 'secretsKey', kind: 'string' },
   SVC_SECRETS_KEY_FILE: { key: 'secretsKeyFile', kind: 'string' },
   SVC_SECRETS_PREVIOUS_KEYS: { key: 'secretsPreviousKeys', kind: 'list' },
+  SVC_DEFAULT_PROFILE: { key: 'defaultProfile', kind: 'string' },
   SVC_AUTH_MODE: { key: 'auth.mode', kind: 'string' },
   SVC_AUTH_ALLOW_UNAUTHENTICATED: { key: 'auth.allowUnauthenticated', kind: 'bool' },
   SVC_AUTH_BASIC_USERNAME: { key: 'auth.basicUsername', kind: 'string' },

@@ -6,10 +6,12 @@ import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import type { LogFollowers } from '../logs/log-followers.js';
-import { executedInputs } from '../runs/masked-params.js';
+import type { InputSealer } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
+import { attemptInputs, UnstartableAttemptError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
+import type { ExecutedInputs } from '../runs/masked-params.js';
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -50,6 +52,10 @@ export interface LocalExecutorDeps {
   observer: RunObserver;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
+  /** Each attempt's runtime-profile values. */
+  profiles: ProfileResolver;
+  /** Opens the sealed inputs of runs that carry secrets. */
+  sealer: InputSealer;
 }
 
 /**
@@ -103,7 +109,17 @@ export class LocalExecutor {
       await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
       return;
     }
-    const { paramsJson, runEnv, maskValues } = await executedInputs(this.deps.db, run);
+    let inputs: ExecutedInputs;
+    let profile: AttemptProfile;
+    try {
+      inputs = await attemptInputs(this.deps.db, this.deps.sealer, run);
+      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+    } catch (error) {
+      if (!(error instanceof UnstartableAttemptError)) throw error;
+      await this.failBeforeStart(run, error.message);
+      return;
+    }
+    const { paramsJson, runEnv, maskValues } = inputs;
     let params: ResolvedParams;
     try {
       params = JSON.parse(paramsJson) as ResolvedParams;
@@ -128,7 +144,9 @@ export class LocalExecutor {
       logDir: dirname(run.logFile),
       ...this.dagFileDir(run),
       reporter,
-      env: runEnv,
+      // The run's own variables (ITEM, WEBHOOK_PAYLOAD) over the profile's.
+      env: { ...profile.env, ...runEnv },
+      secrets: profile.secrets,
       maskValues,
       launchSubRun: this.subRunLauncher(run, yaml ?? ''),
       docsDir: this.deps.docsDir,

@@ -2,7 +2,8 @@ import { runLineage, type Task } from '@trellis/core';
 import { readDotenvFiles } from '@trellis/engine';
 import type { Db, RunRecord } from '@trellis/store';
 import type { SpecCache } from './spec-cache.js';
-import { executedInputs } from '../runs/masked-params.js';
+import type { InputSealer } from '../runs/masked-params.js';
+import { attemptInputs, resolveAttemptProfile, type ProfileResolver } from './attempt-profile.js';
 
 /** The DAG's relative dotenv files beside its file (a stored DAG's, in the DAGs folder); an inline spec has none. */
 async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Record<string, string>> {
@@ -11,18 +12,23 @@ async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string):
   return dag !== undefined ? readDotenvFiles(dag.dotenv, dagsDir) : {};
 }
 
-/** What a worker needs to run an admitted run: its identity, the exact definition, its params and dotenv files. */
-export async function taskFor(db: Db, specs: SpecCache, run: RunRecord, dagsDir: string): Promise<Task> {
-  const { paramsJson, runEnv, maskValues } = await executedInputs(db, run);
+/**
+ * What a worker needs to run an admitted run: its identity, the exact definition, its params,
+ * dotenv files, and this attempt's runtime-profile values (throws UnstartableAttemptError when its
+ * profile or sealed inputs cannot be used). The values travel only in the task, over the authenticated channel.
+ */
+export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string): Promise<Task> {
+  const { paramsJson, runEnv, maskValues } = await attemptInputs(db, secrets.sealer, run);
+  const profile = await resolveAttemptProfile(db, secrets.profiles, run);
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
     ...runLineage(run),
     specYaml: (await specs.yaml(run.specHash)) ?? '',
     fileName: run.fileName,
     paramsJson,
-    // Run-level variables recorded with the run (ITEM of a `parallel` sub-run).
-    env: runEnv,
-    secrets: {},
+    // The profile's variables under those recorded with the run (ITEM, WEBHOOK_PAYLOAD).
+    env: { ...profile.env, ...runEnv },
+    secrets: profile.secrets,
     queuedAt: run.queuedAt?.toISOString() ?? '',
     dotenvFiles: await dotenvFilesOf(specs, run, dagsDir),
     maskValues,

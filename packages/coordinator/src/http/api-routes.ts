@@ -43,7 +43,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...streamRoutes(parts.runEvents, new LogFollow({ db, queries, followers: parts.logFollowers, logger: parts.logger })),
     ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler }) }),
     ...schedulerRoutes({ pause: new SchedulerPause(db) }),
-    ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor }), queries }),
+    ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor, profiles: parts.profiles }), queries }),
     ...workerRoutes(new ConnectedWorkers(parts.registry, parts.workerHandlers !== undefined)),
     ...queueRoutes(new QueueQueries({ db, globalQueues: parts.globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
     ...apiKeyRoutes(parts.apiKeys),

@@ -27,7 +27,7 @@ import { ApiKeyService } from '../auth/api-keys.js';
 import { WebhookService } from '../webhooks/webhook-service.js';
 import { WorkspaceService } from '../profiles/workspace-service.js';
 import { ProfileService } from '../profiles/profile-service.js';
-import { openSecretKeyring } from '../profiles/secret-keyring.js';
+import { openSecretKeyring, type SecretKeyring } from '../profiles/secret-keyring.js';
 import { ResourceHistory } from '../metrics/resource-history.js';
 import { ServiceMetrics } from '../metrics/service-metrics.js';
 import { Scheduler } from '../scheduler/scheduler.js';
@@ -113,6 +113,9 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     schedulerRunning: () => config.schedulerEnabled && leadership.current !== undefined,
   });
   const logFollowers = new LogFollowers(db, logger);
+  // Seals profile secrets, and the inputs of runs that carry secrets.
+  const keyring = openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger);
+  const profiles = new ProfileService(db, keyring);
   const executor = new LocalExecutor({
     db,
     logFollowers,
@@ -126,6 +129,8 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     specs,
     workerId: localId,
     observer: metrics,
+    profiles,
+    sealer: keyring,
   });
   const remote = new RemotePollers({ db, logger, limits: queueLimits, release: (run) => releaseLease(db, run.id, run.attemptId) });
   const dispatcher = new Dispatcher({ db, executor, workerId: localId, logger, limits: queueLimits, remote });
@@ -141,10 +146,12 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     instanceId,
     hasPeers: peers.any,
     specOfDag,
+    profiles,
+    sealer: keyring,
+    defaultProfile: config.defaultProfile,
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
   executor.attachChildRuns(runs);
-  const profiles = new ProfileService(db, openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger));
   const clock = options.schedulerClock ?? (config.schedulerClockSpeed > 1 ? scaledClock(new Date(config.schedulerClockAnchor ?? Date.now()), config.schedulerClockSpeed) : realClock);
   return {
     config,
@@ -168,7 +175,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     runs,
     queries: new RunQueries({ db, runs }),
     leadership,
-    scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone }),
+    scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone, defaultProfile: config.defaultProfile }),
     runEvents: new RunEventHub(db, logger),
     logFollowers,
     resources: new ResourceHistory(config.dataDir, logger),
@@ -176,6 +183,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     webhooks: new WebhookService({
       db,
       runs,
+      profiles,
       definition: (fileName) => {
         const entry = index.get(fileName);
         return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
@@ -183,7 +191,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     }),
     workspaces: new WorkspaceService(db),
     profiles,
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers, profiles, keyring }) } : {}),
   };
 }
 
@@ -202,7 +210,7 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers; profiles: ProfileService; keyring: SecretKeyring },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
   const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers);
@@ -215,6 +223,8 @@ function remoteWorkerHandlers(
     specs: parts.specs,
     dagsDir: config.dagsDir,
     observer: parts.metrics,
+    profiles: parts.profiles,
+    sealer: parts.keyring,
     wake: (reason) => parts.dispatcher.wake(reason),
   });
   return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs }) });

@@ -7,6 +7,7 @@ import { startGrpcServer, type GrpcServer } from '../grpc/server.js';
 import { startWorkerMonitor } from '../workers/worker-monitor.js';
 import { startRetention } from '../runs/retention.js';
 import { openAccessControl, type AccessControl } from '../auth/access-service.js';
+import { isLoopbackHost } from '../auth/exposure.js';
 import type { ServerConfig } from '../config/load.js';
 import type { Logger } from '../logging/logger.js';
 import { ShutdownStack } from './shutdown-stack.js';
@@ -154,6 +155,10 @@ export class CoordinatorLifecycle {
     const grpc = await startGrpcServer(config.grpcHost, config.grpcPort, security, workerHandlers, logger);
     this.opened.push('worker gRPC server', () => grpc.close());
     logger.info('worker gRPC server listening', { address: grpc.address, tls: security.tlsCert !== undefined, token: security.workerToken !== undefined });
+    if (security.tlsCert === undefined && !isLoopbackHost(config.grpcHost)) {
+      // Tasks carry runtime-profile secrets: without TLS they cross the network readable.
+      logger.warn('the worker gRPC server listens beyond loopback without TLS: tasks, and the profile secrets in them, cross the network unencrypted; set grpcTlsCert and grpcTlsKey unless the network is private', { address: grpc.address });
+    }
     return grpc;
   }
 

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError } from '@trellis/core';
 import {
   deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError,
-  putSecret, putVariable, resealSecret, secretCountsByKey, secretsSealedWith, updateProfile,
-  type Db, type LayerRef, type ProfileChange, type ProfileEntryRecord, type ProfileRecord,
+  putSecret, putVariable, resealSecret, resealSecretParams, secretCountsByKey, secretParamsCountsByKey, secretParamsSealedWith, secretsSealedWith, updateProfile,
+  type Db, type LayerRef, type ProfileEntryMeta, type Queryable, type ProfileChange, type ProfileEntryRecord, type ProfileRecord,
 } from '@trellis/store';
 import { recordAudit } from '../auth/audit.js';
+import { runInputsAad } from '../runs/masked-params.js';
 import { roleGrants } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { SecretKeyring } from './secret-keyring.js';
@@ -43,6 +44,12 @@ export interface ResolvedEntry {
   kind: 'variable' | 'secret';
   layer: 'global' | 'workspace' | 'profile';
   value: string;
+}
+
+/** What a run resolves against: its DAG's workspace (label `workspace=<name>`) and its selected profile. */
+export interface ResolveInput {
+  workspaceName?: string | undefined;
+  profileName?: string | undefined;
 }
 
 export interface ResolvedProfile {
@@ -163,7 +170,7 @@ export class ProfileService {
       if (record?.protected === true && actor.role !== 'admin') throw protectedOnly(name, 'use');
     }
     if (record === undefined) throw notFound(name);
-    if (record.status !== 'active') throw new BadRequestError(`profile ${name} is disabled`, { profile: name });
+    if (record.status !== 'active') throw disabled(name);
     return record;
   }
 
@@ -171,32 +178,43 @@ export class ProfileService {
    * The effective entries of a run: Global defaults, then the workspace's defaults (when the
    * DAG names one), then the selected profile, which must exist and be active; secrets opened.
    * The values exist only in the answer: callers keep them in memory and record only keys,
-   * kinds and layers.
+   * kinds and layers (`describe`).
    */
-  async resolve(input: { workspaceName?: string | undefined; profileName?: string | undefined }): Promise<ResolvedProfile> {
-    const layers: Array<{ layer: ResolvedEntry['layer']; record: ProfileRecord | undefined }> = [{ layer: 'global', record: await getLayer(this.db, { scope: 'global' }) }];
+  async resolve(input: ResolveInput, q: Queryable = this.db): Promise<ResolvedProfile> {
+    const entries = await this.effective(input, q);
+    const sealed = new Map((await getSealedSecrets(q, entries.flatMap((e) => (e.secretId !== null ? [e.secretId] : [])))).map((s) => [s.id, s]));
+    const resolved = entries.map((entry): ResolvedEntry => {
+      const secret = entry.secretId !== null ? sealed.get(entry.secretId) : undefined;
+      return { key: entry.key, kind: entry.kind, layer: entry.layer, value: secret !== undefined ? this.keyring.open(secret, secret.id) : (entry.value ?? '') };
+    });
+    return { ...(input.profileName !== undefined ? { profileName: input.profileName } : {}), entries: resolved };
+  }
+
+  /** What `resolve` would answer without opening a secret: keys, kinds and layers (what a run records). */
+  async describe(input: ResolveInput, q: Queryable = this.db): Promise<ProfileEntryMeta[]> {
+    return (await this.effective(input, q)).map((e) => ({ key: e.key, kind: e.kind, layer: e.layer }));
+  }
+
+  /** The entry records that win per key, later layers first, sorted by key. */
+  private async effective(input: ResolveInput, q: Queryable): Promise<Array<ProfileEntryRecord & { layer: ResolvedEntry['layer'] }>> {
+    const layers: Array<{ layer: ResolvedEntry['layer']; record: ProfileRecord | undefined }> = [{ layer: 'global', record: await getLayer(q, { scope: 'global' }) }];
     if (input.workspaceName !== undefined) {
-      const workspace = await getWorkspaceByName(this.db, input.workspaceName);
-      if (workspace !== undefined) layers.push({ layer: 'workspace', record: await getLayer(this.db, { scope: 'workspace', workspaceId: workspace.id }) });
+      const workspace = await getWorkspaceByName(q, input.workspaceName);
+      if (workspace !== undefined) layers.push({ layer: 'workspace', record: await getLayer(q, { scope: 'workspace', workspaceId: workspace.id }) });
     }
     if (input.profileName !== undefined) {
-      const record = await getLayer(this.db, { scope: 'profile', name: input.profileName });
+      const record = await getLayer(q, { scope: 'profile', name: input.profileName });
       if (record === undefined) throw notFound(input.profileName);
-      if (record.status !== 'active') throw new BadRequestError(`profile ${input.profileName} is disabled`, { profile: input.profileName });
+      if (record.status !== 'active') throw disabled(input.profileName);
       layers.push({ layer: 'profile', record });
     }
     const present = layers.filter((l): l is { layer: ResolvedEntry['layer']; record: ProfileRecord } => l.record !== undefined);
-    const entries = await listEntries(this.db, present.map((l) => l.record.id));
-    const sealed = new Map((await getSealedSecrets(this.db, entries.flatMap((e) => (e.secretId !== null ? [e.secretId] : [])))).map((s) => [s.id, s]));
-    const effective = new Map<string, ResolvedEntry>();
+    const entries = await listEntries(q, present.map((l) => l.record.id));
+    const effective = new Map<string, ProfileEntryRecord & { layer: ResolvedEntry['layer'] }>();
     for (const { layer, record } of present) {
-      for (const entry of entries.filter((e) => e.profileId === record.id)) {
-        const secret = entry.secretId !== null ? sealed.get(entry.secretId) : undefined;
-        const value = secret !== undefined ? this.keyring.open(secret, secret.id) : (entry.value ?? '');
-        effective.set(entry.key, { key: entry.key, kind: entry.kind, layer, value });
-      }
+      for (const entry of entries.filter((e) => e.profileId === record.id)) effective.set(entry.key, { ...entry, layer });
     }
-    return { ...(input.profileName !== undefined ? { profileName: input.profileName } : {}), entries: [...effective.values()].sort((a, b) => a.key.localeCompare(b.key)) };
+    return [...effective.values()].sort((a, b) => a.key.localeCompare(b.key));
   }
 
   /**
@@ -214,7 +232,15 @@ export class ProfileService {
         if (await resealSecret(this.db, secret.id, { keyId: secret.keyId, nonce: secret.nonce }, resealed)) reencrypted += 1;
       }
     }
+    // The sealed inputs of runs that carry secrets (sub-runs handed a parent's), kept for retries.
+    for (let batch = await secretParamsSealedWith(this.db, older, ROTATION_BATCH); batch.length > 0; batch = await secretParamsSealedWith(this.db, older, ROTATION_BATCH)) {
+      for (const { runId, sealed } of batch) {
+        const aad = runInputsAad(runId);
+        await resealSecretParams(this.db, runId, { keyId: sealed.keyId, nonce: sealed.nonce }, this.keyring.seal(this.keyring.open(sealed, aad), aad));
+      }
+    }
     const counts = await secretCountsByKey(this.db);
+    for (const [keyId, count] of Object.entries(await secretParamsCountsByKey(this.db))) counts[keyId] = (counts[keyId] ?? 0) + count;
     const remaining = Object.fromEntries(Object.entries(counts).filter(([id]) => id !== current));
     await recordAudit(this.db, actor, { type: 'secrets.key_rotated', message: `re-encrypted ${reencrypted} secrets under key ${current}`, data: { keyId: current, reencrypted, remaining } });
     return { keyId: current, reencrypted, remaining };
@@ -247,7 +273,11 @@ export class ProfileService {
 }
 
 function notFound(name: string): NotFoundError {
-  return new NotFoundError('Profile not found', { profile: name });
+  return new NotFoundError(`Profile ${name} not found`, { profile: name });
+}
+
+function disabled(name: string): BadRequestError {
+  return new BadRequestError(`profile ${name} is disabled: disabled profiles cannot be used for new runs`, { profile: name });
 }
 
 function protectedOnly(name: string, action: string): ForbiddenError {

@@ -30,6 +30,8 @@ export function runSummary(run: RunRecord, conditions?: QueuedCondition[]) {
     error: run.error,
     attemptId: run.attemptId,
     triggeredBy: { kind: run.triggeredBy.kind, id: run.triggeredBy.id, name: run.triggeredBy.name },
+    profileName: run.profileName,
+    profileEntries: run.profileEntries.map((e) => ({ key: e.key, kind: e.kind, layer: e.layer })),
     ...(run.status === RunStatus.Queued ? { conditions: conditions ?? [] } : {}),
   };
 }

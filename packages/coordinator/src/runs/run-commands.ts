@@ -6,7 +6,8 @@ import type { RunQueries } from './run-queries.js';
 import type { RunService, StartRequest } from './run-service.js';
 import { waitForRun } from './run-waiter.js';
 import { auditRun } from './run-audit.js';
-import type { Actor } from '../auth/principal.js';
+import type { Actor, Principal } from '../auth/principal.js';
+import type { ProfileService } from '../profiles/profile-service.js';
 
 export interface RunCommandsDeps {
   db: Db;
@@ -14,6 +15,8 @@ export interface RunCommandsDeps {
   runs: RunService;
   queries: RunQueries;
   executor: LocalExecutor;
+  /** Whether a caller may start runs with a runtime profile. */
+  profiles: Pick<ProfileService, 'mayUse'>;
 }
 
 /** What a caller may choose about a new run; `singleton` refuses it while the DAG has active runs. */
@@ -24,6 +27,8 @@ export interface StartOptions {
   noReuse?: boolean | undefined;
   queue?: string | undefined;
   singleton?: boolean | undefined;
+  /** The runtime profile to run with: the caller must be allowed to use it, and it must be active. */
+  profileName?: string | undefined;
 }
 
 /** An approval step's decision: approve (with its inputs) or reject (with a reason). */
@@ -44,12 +49,12 @@ export class RunCommands {
   constructor(private readonly deps: RunCommandsDeps) {}
 
   /** Queues a run of a stored DAG; a singleton start is refused with `already_running` while the DAG is active. */
-  async startStored(actor: Actor, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+  async startStored(actor: Principal, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
     return this.started(actor, action, startRequest(await this.storedDag(fileName), fileName, options, 'manual', actor, 'already_running'));
   }
 
   /** Queues a run of an inline spec, never stored as a definition; a singleton start is refused with `max_run_reached`. */
-  startInline(actor: Actor, spec: string, name: string | undefined, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+  startInline(actor: Principal, spec: string, name: string | undefined, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
     const request = startRequest(inlineDag(spec, name), '', { ...options, dagName: options.dagName ?? name }, 'api', actor, 'max_run_reached');
     return this.started(actor, action, request);
   }
@@ -58,7 +63,7 @@ export class RunCommands {
    * Starts a stored DAG and waits until the run ends or waits for approval: its details, or a
    * timeout carrying its id when `timeoutSec` passes first (the run continues).
    */
-  async startSync(actor: Actor, fileName: string, options: StartOptions, timeoutSec: number) {
+  async startSync(actor: Principal, fileName: string, options: StartOptions, timeoutSec: number) {
     const started = await this.startStored(actor, fileName, options);
     const settled = (run: RunRecord) => isTerminalRunStatus(run.status) || run.status === RunStatus.Waiting;
     const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000 });
@@ -73,15 +78,22 @@ export class RunCommands {
     await auditRun(this.deps.db, actor, 'run.stopped', run);
   }
 
-  /** A new attempt (the run is then `triggeredBy` the actor), or a new run when `newRunId` differs. */
-  async retry(actor: Actor, name: string, dagRunId: string, newRunId: string | undefined): Promise<RunRecord> {
-    const retried = await this.deps.runs.retry(await this.deps.runs.require(name, dagRunId), newRunId, actor);
+  /**
+   * A new attempt (the run is then `triggeredBy` the actor), or a new run when `newRunId`
+   * differs; either keeps the run's profile, which the actor must be allowed to use.
+   */
+  async retry(actor: Principal, name: string, dagRunId: string, newRunId: string | undefined): Promise<RunRecord> {
+    const run = await this.deps.runs.require(name, dagRunId);
+    await this.mayUseProfile(actor, run.profileName);
+    const retried = await this.deps.runs.retry(run, newRunId, actor);
     await auditRun(this.deps.db, actor, 'run.retried', retried, retried.dagRunId !== dagRunId ? { retryOf: dagRunId } : { attempt: retried.attemptNumber });
     return retried;
   }
 
-  async reschedule(actor: Actor, name: string, dagRunId: string, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
-    const run = await this.deps.runs.reschedule(await this.deps.runs.require(name, dagRunId), newRunId, dagName, actor);
+  async reschedule(actor: Principal, name: string, dagRunId: string, newRunId: string | undefined, dagName: string | undefined): Promise<RunRecord> {
+    const original = await this.deps.runs.require(name, dagRunId);
+    await this.mayUseProfile(actor, original.profileName);
+    const run = await this.deps.runs.reschedule(original, newRunId, dagName, actor);
     await auditRun(this.deps.db, actor, 'run.rescheduled', run, { rescheduleOf: { dagName: name, dagRunId } });
     return run;
   }
@@ -111,10 +123,15 @@ export class RunCommands {
     await this.setStatusOf(actor, await this.deps.queries.subRun(name, dagRunId, subDagRunId), stepName, status);
   }
 
-  private async started(actor: Actor, action: StartAction, request: StartRequest): Promise<RunRecord> {
+  private async started(actor: Principal, action: StartAction, request: StartRequest): Promise<RunRecord> {
+    await this.mayUseProfile(actor, request.profileName ?? '');
     const run = await this.deps.runs.enqueue(request);
     await auditRun(this.deps.db, actor, action === 'start' ? 'run.started' : 'run.enqueued', run, { trigger: run.trigger });
     return run;
+  }
+
+  private async mayUseProfile(actor: Principal, profileName: string): Promise<void> {
+    if (profileName !== '') await this.deps.profiles.mayUse(actor, profileName);
   }
 
   /** A run here is decided at once; a run a worker holds gets the decision with the worker's next heartbeat, within a second. */
@@ -161,5 +178,6 @@ function startRequest(base: { dag: Dag; yaml: string }, fileName: string, option
   if (options.noReuse !== undefined) request.noReuse = options.noReuse;
   if (options.queue !== undefined) request.queue = options.queue;
   if (options.singleton === true) request.singleton = singleton;
+  if (options.profileName !== undefined) request.profileName = options.profileName;
   return request;
 }

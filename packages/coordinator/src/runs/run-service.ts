@@ -1,18 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, type Dag, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '@trellis/core';
+import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, workspaceOfLabels, type Dag, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '@trellis/core';
 import {
   countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry,
-  type Db, type Queryable, type RunRecord,
+  type Db, type ProfileEntryMeta, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
 import type { Dispatcher } from '../admission/dispatcher.js';
 import type { LocalExecutor } from '../execution/local-executor.js';
 import { dagLogRoot, runLogFile } from '../logs/log-paths.js';
-import { executedInputs, insertMaskedRun, insertSubRun } from './masked-params.js';
+import { executedInputs, insertMaskedRun, insertSubRun, type InputSealer } from './masked-params.js';
 import type { QueuedCondition } from './payloads.js';
 import { placementOf, subRunQueue, type ExecutionMode } from '../admission/placement.js';
 import { queuedConditions, type ConditionDeps } from '../admission/conditions.js';
 import type { Actor } from '../auth/principal.js';
+import type { ProfileService } from '../profiles/profile-service.js';
 
 export interface StartRequest {
   /** The definition text and the file it came from ('' for inline specs). */
@@ -27,8 +28,17 @@ export interface StartRequest {
   trigger: string;
   /** Who starts it: recorded on the run as `triggeredBy`, and inherited by its sub-runs. */
   actor: Actor;
-  /** The runtime profile a schedule entry named (recorded; honoured once profiles exist). */
+  /**
+   * The runtime profile the run uses (the caller's right to use it is checked before; default:
+   * the configured default profile): it must exist and be active, else the start is refused;
+   * the run records its name and entry metadata.
+   */
   profileName?: string;
+  /**
+   * A start nobody waits on (the scheduler's) is never refused for its profile: the run is
+   * queued and fails as it starts, with the reason as its error.
+   */
+  profileCheckAtStart?: boolean;
   /** Refuse when the DAG has active runs: with this error. */
   singleton?: 'already_running' | 'max_run_reached';
   /** Run-level variables (a retry of a `parallel` sub-run keeps its ITEM); default none. */
@@ -51,6 +61,12 @@ export interface RunServiceDeps {
   hasPeers: () => boolean;
   /** The YAML of a stored DAG by name (sub-DAG runs that workers start). */
   specOfDag: (name: string) => string | undefined;
+  /** The runtime-profile entries (metadata) a new run records. */
+  profiles: Pick<ProfileService, 'describe'>;
+  /** Seals (and opens) the clear inputs of runs that carry secrets. */
+  sealer: InputSealer;
+  /** The profile of runs whose start names none (configuration `defaultProfile`). */
+  defaultProfile: string | undefined;
 }
 
 /** Starting, stopping, retrying and dequeuing runs: every run goes through the queue and admission. */
@@ -79,6 +95,8 @@ export class RunService {
       if (request.singleton === 'already_running') throw new AlreadyRunningConflictError(`${dagName} is already running`, { dagName });
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
+    const profileName = request.profileName ?? this.deps.defaultProfile;
+    const profileEntries = await this.profileEntriesOf(request.dag, profileName, request.profileCheckAtStart === true, q);
     const newRun = {
       ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
       dagName,
@@ -93,14 +111,15 @@ export class RunService {
       trigger: request.trigger,
       triggeredBy: request.actor,
       noReuse: request.noReuse ?? false,
-      ...(request.profileName !== undefined ? { profileName: request.profileName } : {}),
+      ...(profileName !== undefined ? { profileName } : {}),
+      profileEntries,
       ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
     };
     const maskValues = request.maskValues ?? [];
     const run =
       maskValues.length === 0
         ? await insertRun(q, { ...newRun, params: JSON.stringify(params.params) })
-        : await (tx !== undefined ? insertMaskedRun(tx, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, newRun, params.params, maskValues)));
+        : await (tx !== undefined ? insertMaskedRun(tx, this.deps.sealer, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, this.deps.sealer, newRun, params.params, maskValues)));
     if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
     return run;
   }
@@ -148,7 +167,7 @@ export class RunService {
       : Object.keys(request.workerSelector).length > 0
         ? placementOf({ kind: 'labels', labels: request.workerSelector }, 'distributed')
         : { dispatchTarget: parent.dispatchTarget, workerSelector: parent.workerSelector };
-    const child = await insertSubRun(this.deps.db, {
+    const child = await insertSubRun(this.deps.db, this.deps.sealer, {
       ...placement,
       dagName: request.dagName,
       dagRunId: request.dagRunId,
@@ -166,6 +185,8 @@ export class RunService {
       trigger: 'sub',
       triggeredBy: parent.triggeredBy,
       noReuse: parent.noReuse,
+      // Inherited, never chosen: the child resolves it (and its own workspace) as it starts.
+      profileName: parent.profileName,
       runEnv: request.env,
     }, params.params, request.maskValues);
     await this.wakeDispatchers();
@@ -222,10 +243,19 @@ export class RunService {
     if (this.deps.db.capabilities.crossProcessNotify && this.deps.hasPeers()) await notifyDispatch(this.deps.db, this.deps.instanceId);
   }
 
-  /** The params, run-level variables and mask values a new run of `run` starts with: the clear ones it executed with, not its masked record. */
-  private async inputsOf(run: RunRecord): Promise<Pick<StartRequest, 'params' | 'runEnv' | 'maskValues'>> {
-    const inputs = await executedInputs(this.deps.db, run);
-    return { params: paramsObject(inputs.paramsJson), runEnv: inputs.runEnv, maskValues: inputs.maskValues };
+  /**
+   * The params, run-level variables, mask values and runtime profile a new run of `run` starts
+   * with: the clear ones it executed with, not its masked record.
+   */
+  private async inputsOf(run: RunRecord): Promise<Pick<StartRequest, 'params' | 'runEnv' | 'maskValues' | 'profileName'>> {
+    const inputs = await executedInputs(this.deps.db, this.deps.sealer, run);
+    return { params: paramsObject(inputs.paramsJson), runEnv: inputs.runEnv, maskValues: inputs.maskValues, ...(run.profileName !== '' ? { profileName: run.profileName } : {}) };
+  }
+
+  /** The entries a new run would resolve now (refusing a missing or disabled profile), unless its check waits for its start. */
+  private async profileEntriesOf(dag: Dag, profileName: string | undefined, checkAtStart: boolean, q: Queryable): Promise<ProfileEntryMeta[]> {
+    const entries = this.deps.profiles.describe({ workspaceName: workspaceOfLabels(dag.labels), profileName }, q);
+    return checkAtStart ? entries.catch(() => []) : entries;
   }
 
   private dagOf(yaml: string, run: Pick<RunRecord, 'dagName' | 'fileName'>): Dag {

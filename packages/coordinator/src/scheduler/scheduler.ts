@@ -1,4 +1,4 @@
-import { nextRunTimes, previousRunTime, ServiceUnavailableError, type Dag, toError, AlreadyExistsError } from '@trellis/core';
+import { nextRunTimes, previousRunTime, ServiceUnavailableError, type Dag, type ScheduleEntry, toError, AlreadyExistsError } from '@trellis/core';
 import {
   abortQueuedScheduledRuns, activeRunsOf, consumeOneOff, consumedOneOffs, countActiveRuns, holdsSchedulerLease, lockSchedulerState,
   setLastTick, succeededSince, suspendedAmong, type Db, type Queryable,
@@ -20,6 +20,8 @@ export interface SchedulerDeps {
   clock: SchedulerClock;
   leadership: SchedulerLeadership;
   timezone: string;
+  /** The effective default profile of every DAG (configuration `defaultProfile`): the only profile a schedule entry may name and be active. */
+  defaultProfile: string | undefined;
 }
 
 /** What one tick did (tests read it; the log says it). */
@@ -68,14 +70,14 @@ export class Scheduler {
     else this.suspended.delete(name);
   }
 
-  /** `nextRun` as the scheduler sees it: empty when suspended; pending one-offs until they are consumed. */
+  /** `nextRun` as the scheduler sees it: empty when suspended; pending one-offs until they are consumed; active entries only. */
   nextRun(entry: IndexedDag): string {
     const dag = entry.result.dag;
     if (dag === undefined || this.suspended.has(entry.name)) return '';
     const consumed = this.consumed.get(entry.name);
     const now = this.deps.clock.now();
     let best: number | undefined;
-    for (const scheduled of dag.schedule.start) {
+    for (const scheduled of dag.schedule.start.filter((e) => isActive(e, this.deps.defaultProfile))) {
       const at = scheduled.kind === 'at' ? (consumed?.has(scheduled.at) === true ? undefined : new Date(scheduled.at)) : nextRunTimes(scheduled, now, 1, this.deps.timezone)[0];
       if (at !== undefined && (best === undefined || at.getTime() < best)) best = at.getTime();
     }
@@ -124,6 +126,7 @@ export class Scheduler {
       const dag = entry.result.dag;
       if (dag === undefined || suspended.has(entry.name)) continue;
       for (const fire of firesFor(dag, from, tick, this.deps.timezone, consumed.get(entry.name) ?? new Set(), true)) {
+        if (!isActive(fire.entry, this.deps.defaultProfile)) continue;
         if (fire.kind === 'stop') after.stops.push({ dag: entry });
         else if (fire.kind === 'restart') after.restarts.push({ dag: entry, fire });
         else await this.startScheduled(tx, entry, dag, fire, outcome);
@@ -147,7 +150,7 @@ export class Scheduler {
     }
     try {
       const run = await this.deps.runs.enqueue(
-        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, ...(fire.entry.profile !== undefined ? { profileName: fire.entry.profile } : {}) },
+        { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, profileCheckAtStart: true },
         tx,
       );
       await auditRun(tx, SCHEDULER, 'run.started', run, { trigger: run.trigger });
@@ -200,4 +203,12 @@ export class Scheduler {
     }, this.deps.clock.msUntil(next));
     this.timer.unref();
   }
+}
+
+/**
+ * The contract's rule: an entry naming a profile is active only when that is the DAG's
+ * effective default profile (the run then uses it); unscoped entries always are.
+ */
+function isActive(entry: ScheduleEntry, defaultProfile: string | undefined): boolean {
+  return entry.profile === undefined || entry.profile === defaultProfile;
 }

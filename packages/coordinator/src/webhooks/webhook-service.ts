@@ -8,6 +8,7 @@ import { recordAudit } from '../auth/audit.js';
 import type { Principal } from '../auth/principal.js';
 import { hashSecret, issueSecret, sameHash } from '../auth/secrets.js';
 import type { RunService } from '../runs/run-service.js';
+import type { ProfileService } from '../profiles/profile-service.js';
 import { verifySignature, type SignatureHeaders } from './signature.js';
 import { AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError, UnauthorizedError } from '@trellis/core';
 
@@ -44,6 +45,8 @@ export interface WebhookDefinition {
 export interface WebhookServiceDeps {
   db: Db;
   runs: RunService;
+  /** Whether a call may select a runtime profile (the webhook's allowlist). */
+  profiles: Pick<ProfileService, 'mayUse'>;
   /** The stored definition of a DAG file, if there is one. */
   definition(fileName: string): WebhookDefinition | undefined;
 }
@@ -53,6 +56,8 @@ export interface WebhookCall {
   authorization: string | undefined;
   signature: SignatureHeaders;
   rawBody: Buffer;
+  /** The `X-Svc-Profile` header: a profile on the webhook's allowlist; none means the usual default (`defaultProfile`, if configured). */
+  profileName?: string | undefined;
   dagRunId?: string | undefined;
   payload?: Record<string, unknown> | undefined;
 }
@@ -127,6 +132,7 @@ export class WebhookService {
     if (definition === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (definition.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${definition.errors.join('; ')}`, { errors: definition.errors });
     const actor: Principal = { kind: 'webhook', id: hook.id, name: fileName, role: 'operator' };
+    if (call.profileName !== undefined) await this.deps.profiles.mayUse(actor, call.profileName, hook.profileAllowlist);
     const run = await this.deps.runs.enqueue({
       yaml: definition.text,
       fileName,
@@ -134,10 +140,11 @@ export class WebhookService {
       trigger: 'webhook',
       actor,
       runEnv: { WEBHOOK_PAYLOAD: JSON.stringify(call.payload ?? {}) },
+      ...(call.profileName !== undefined ? { profileName: call.profileName } : {}),
       ...(call.dagRunId !== undefined ? { dagRunId: call.dagRunId } : {}),
     });
     await touchWebhook(this.deps.db, hook.id);
-    await recordAudit(this.deps.db, actor, { type: 'webhook.triggered', message: `started run ${run.dagRunId} of ${run.dagName}`, dagName: run.dagName, dagRunId: run.dagRunId, data: { webhookId: hook.id } });
+    await recordAudit(this.deps.db, actor, { type: 'webhook.triggered', message: `started run ${run.dagRunId} of ${run.dagName}`, dagName: run.dagName, dagRunId: run.dagRunId, data: { webhookId: hook.id, ...(call.profileName !== undefined ? { profile: call.profileName } : {}) } });
     return { dagRunId: run.dagRunId, dagName: run.dagName };
   }
 

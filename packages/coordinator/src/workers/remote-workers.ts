@@ -2,7 +2,7 @@ import {
   RunStatus,
   type AckTaskResponse, type HeartbeatRequest, type HeartbeatResponse, type RegisterRequest, type RegisterResponse, type ReportEvent, type Task, type TaskRef,
 } from '@trellis/core';
-import { ackRun, attemptsAssignedTo, cancellationsFor, reconcileHeldAttempts, recordHeartbeat, releaseLease, takeRunCommands, type Db } from '@trellis/store';
+import { ackRun, attemptsAssignedTo, cancellationsFor, reconcileHeldAttempts, recordHeartbeat, releaseLease, takeRunCommands, updateRunStatus, type Db } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RunObserver } from '../execution/run-observer.js';
 import type { SpecCache } from '../execution/spec-cache.js';
@@ -10,6 +10,8 @@ import type { RemotePollers } from '../admission/remote-pollers.js';
 import type { ReportApplier } from '../execution/report-applier.js';
 import type { WorkerRegistry } from './worker-registry.js';
 import { taskFor } from '../execution/task.js';
+import { UnstartableAttemptError, type ProfileResolver } from '../execution/attempt-profile.js';
+import type { InputSealer } from '../runs/masked-params.js';
 
 const HEARTBEAT_INTERVAL_MS = 1000;
 /**
@@ -31,6 +33,10 @@ export interface RemoteWorkersDeps {
   /** New work may be queued (`work`), or a run finished and freed its slot (`slot`): admit more. */
   wake: (reason?: 'work' | 'slot') => void;
   observer: RunObserver;
+  /** Each attempt's runtime-profile values, sent in its task. */
+  profiles: ProfileResolver;
+  /** Opens the sealed inputs of runs that carry secrets. */
+  sealer: InputSealer;
 }
 
 /** The call a poll waits in: whether the worker gave up on it, before or just after its answer. */
@@ -75,7 +81,16 @@ export class RemoteWorkers {
     // A worker that gave up on the call as the answer left never uses the task: the lease goes
     // back now instead of after the ack timeout (a stopping worker cancels its polls).
     call.onGivenUpAfterAnswer?.(() => void giveBack().catch((error: unknown) => deps.logger.warn('could not give back a hand-out the worker gave up on; the ack timeout will', { dagRunId: run.dagRunId, error })));
-    return { registered: true, task: await taskFor(deps.db, deps.specs, run, deps.dagsDir) };
+    try {
+      return { registered: true, task: await taskFor(deps.db, deps.specs, deps, run, deps.dagsDir) };
+    } catch (error) {
+      if (!(error instanceof UnstartableAttemptError)) throw error;
+      // The hand-out fails before any worker holds it: its profile cannot be used now.
+      await updateRunStatus(deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error: error.message });
+      deps.logger.warn('run cannot start', { dagRunId: run.dagRunId, error: error.message });
+      deps.wake('slot');
+      return { registered: true, task: undefined };
+    }
   }
 
   async ack(workerId: string, ref: TaskRef): Promise<AckTaskResponse> {

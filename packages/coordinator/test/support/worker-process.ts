@@ -18,10 +18,10 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export function startWorkerProcess(grpcAddress: string, id: string, labels: string, dir: string, pollers = 4): WorkerProcess {
+export function startWorkerProcess(grpcAddress: string, id: string, labels: string, dir: string, pollers = 4, logLevel = 'warn'): WorkerProcess {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before these tests`);
   const workDir = join(dir, `work-${id}`);
-  const args = ['worker', '--coordinator', grpcAddress, '--id', id, '--labels', labels, '--pollers', String(pollers), '--work-dir', workDir, '--shutdown-grace-sec', '1', '--log-level', 'warn'];
+  const args = ['worker', '--coordinator', grpcAddress, '--id', id, '--labels', labels, '--pollers', String(pollers), '--work-dir', workDir, '--shutdown-grace-sec', '1', '--log-level', logLevel];
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));

@@ -22,6 +22,8 @@ import { sql as storedFiles } from './0018_stored_files.js';
 import { sql as runLogs } from './0020_run_logs.js';
 import { sql as profiles } from './0023_profiles.js';
 import { sql as webhookProfiles } from './0024_webhook_profiles.js';
+import { sql as runProfileEntries } from './0026_run_profile_entries.js';
+import { sql as sealedRunSecretParams } from './0027_sealed_run_secret_params.js';
 
 interface Migration {
   version: number;
@@ -52,6 +54,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: '0020_run_logs', sql: runLogs },
   { version: 23, name: '0023_profiles', sql: profiles },
   { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },
+  { version: 26, name: '0026_run_profile_entries', sql: runProfileEntries },
+  { version: 27, name: '0027_sealed_run_secret_params', sql: sealedRunSecretParams },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

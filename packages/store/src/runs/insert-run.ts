@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AlreadyExistsError, RunStatus, type RunLineage } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, type DispatchTarget, type RunRecord, type TriggeredBy } from './record.js';
+import { RUN_COLUMNS, type DispatchTarget, type ProfileEntryMeta, type RunRecord, type TriggeredBy } from './record.js';
 
 /** A top-level run leaves its lineage out: it is its own root and has no parent. */
 export interface NewRun extends Partial<RunLineage> {
@@ -20,6 +20,8 @@ export interface NewRun extends Partial<RunLineage> {
   triggeredBy: TriggeredBy;
   noReuse: boolean;
   profileName?: string;
+  /** The profile entries resolved when the run was queued (keys, kinds, layers). */
+  profileEntries?: ProfileEntryMeta[];
   dispatchTarget?: DispatchTarget;
   workerSelector?: Record<string, string>;
   /** Run-level variables (ITEM of a `parallel` sub-run); default none. */
@@ -50,9 +52,9 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
     `WITH spec AS (INSERT INTO dag_specs (hash, yaml) VALUES ($13, $20) ON CONFLICT (hash) DO NOTHING)
      INSERT INTO runs (dag_name, dag_run_id, file_name, root_dag_run_name, root_dag_run_id, parent_dag_run_name, parent_dag_run_id,
        attempt_id, status, queued_at, params, queue_name, log_file, spec_hash, labels, trigger, no_reuse, profile_name,
-       dispatch_target, worker_selector, run_env, triggered_by)
+       dispatch_target, worker_selector, run_env, triggered_by, profile_entries)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::smallint, CASE WHEN $9::smallint = ${RunStatus.Queued} THEN now() END, $10, $11, $12, $13, $14, $15, $16, $17,
-       $18, $19::jsonb, $21::jsonb, $22::jsonb)
+       $18, $19::jsonb, $21::jsonb, $22::jsonb, $23::jsonb)
      ON CONFLICT (dag_name, dag_run_id) DO NOTHING
      RETURNING ${RUN_COLUMNS}`,
     [
@@ -62,6 +64,7 @@ export async function insertRun(q: Queryable, run: NewRun): Promise<RunRecord> {
       run.dispatchTarget ?? 'local', JSON.stringify(run.workerSelector ?? {}), run.specYaml, JSON.stringify(run.runEnv ?? {}),
       // Only these three: a caller's principal also carries its role, which is no part of the record.
       JSON.stringify({ kind: run.triggeredBy.kind, id: run.triggeredBy.id, name: run.triggeredBy.name }),
+      JSON.stringify(run.profileEntries ?? []),
     ],
   );
   const [row] = rows;

@@ -11,7 +11,10 @@ export interface RunRecord extends RunIdentity {
   params: string;
   queueName: string;
   workerId: string;
+  /** The runtime profile the run uses ('' when none): sub-runs and retries keep it. */
   profileName: string;
+  /** Keys, kinds and layers of the profile entries its latest attempt resolved; never values. */
+  profileEntries: ProfileEntryMeta[];
   logFile: string;
   error: string;
   specHash: string;
@@ -35,6 +38,13 @@ export interface RunRecord extends RunIdentity {
   triggeredBy: TriggeredBy;
 }
 
+/** One effective runtime-profile entry of a run, as the run records it: no value. */
+export interface ProfileEntryMeta {
+  key: string;
+  kind: 'variable' | 'secret';
+  layer: 'global' | 'workspace' | 'profile';
+}
+
 /** Who started a run: a user, API key or webhook by id and name, `scheduler`, or `anonymous` (auth off). Never a credential. */
 export interface TriggeredBy {
   kind: string;
@@ -50,7 +60,7 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   parent_dag_run_name AS "parentDagRunName", parent_dag_run_id AS "parentDagRunId",
   attempt_id AS "attemptId", attempt_number AS "attemptNumber", status,
   queued_at AS "queuedAt", started_at AS "startedAt", finished_at AS "finishedAt", params,
-  queue_name AS "queueName", worker_id AS "workerId", profile_name AS "profileName",
+  queue_name AS "queueName", worker_id AS "workerId", profile_name AS "profileName", profile_entries AS "profileEntries",
   log_file AS "logFile", error, spec_hash AS "specHash", labels, trigger, no_reuse AS "noReuse",
   created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
   dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq",

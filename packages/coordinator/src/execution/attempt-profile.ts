@@ -1,0 +1,56 @@
+import { toError, workspaceOfLabels } from '@trellis/core';
+import { recordProfileEntries, type Db, type RunRecord } from '@trellis/store';
+import type { ProfileService, ResolvedEntry, ResolveInput } from '../profiles/profile-service.js';
+import { executedInputs, type ExecutedInputs, type InputSealer } from '../runs/masked-params.js';
+
+/** What an attempt resolves its runtime-profile entries with. */
+export type ProfileResolver = Pick<ProfileService, 'resolve'>;
+
+/**
+ * One attempt's profile values: variables (run-level env vars) and secrets (env vars the run
+ * masks). They live in memory only: in the engine's options, or in the task a worker is sent.
+ */
+export interface AttemptProfile {
+  env: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+/**
+ * An attempt cannot start: its runtime profile cannot be used (missing, disabled, a secret that
+ * does not open) or its sealed inputs do not open. The run fails with this message.
+ */
+export class UnstartableAttemptError extends Error {
+  override readonly name = 'UnstartableAttemptError';
+}
+
+/** A run's clear inputs, or UnstartableAttemptError when they are sealed under a key this coordinator does not hold. */
+export async function attemptInputs(db: Db, sealer: InputSealer, run: RunRecord): Promise<ExecutedInputs> {
+  try {
+    return await executedInputs(db, sealer, run);
+  } catch (error) {
+    throw new UnstartableAttemptError(`cannot start: the run's inputs cannot be opened: ${toError(error).message}`);
+  }
+}
+
+/** What a run resolves against: its DAG's workspace (label `workspace=<name>`) and the profile it was started with. */
+export function resolveInputOf(run: Pick<RunRecord, 'labels' | 'profileName'>): ResolveInput {
+  return { workspaceName: workspaceOfLabels(run.labels), profileName: run.profileName === '' ? undefined : run.profileName };
+}
+
+/**
+ * Resolves Global, workspace and profile entries afresh for this attempt (a retry sees the
+ * values of its own time) and records their keys, kinds and layers on the run.
+ */
+export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, run: RunRecord): Promise<AttemptProfile> {
+  let entries: ResolvedEntry[];
+  try {
+    entries = (await profiles.resolve(resolveInputOf(run))).entries;
+  } catch (error) {
+    const what = run.profileName !== '' ? `runtime profile ${run.profileName}` : 'the runtime profile defaults';
+    throw new UnstartableAttemptError(`cannot start: ${what}: ${toError(error).message}`);
+  }
+  await recordProfileEntries(db, run.id, run.attemptId, entries.map(({ key, kind, layer }) => ({ key, kind, layer })));
+  const profile: AttemptProfile = { env: {}, secrets: {} };
+  for (const entry of entries) (entry.kind === 'secret' ? profile.secrets : profile.env)[entry.key] = entry.value;
+  return profile;
+}

@@ -53,7 +53,7 @@ describe('docker-compose.yml: builtin auth, the first admin from .env, Prometheu
   test('the coordinator runs in builtin mode with private metrics', () => {
     const coordinatorEnv = env('coordinator');
     assert.ok('SVC_METRICS' in ENV_KEYS);
-    const config = loadServerConfig({ env: Object.fromEntries(Object.entries(coordinatorEnv).map(([k, v]) => [k, interpolate(v, { SVC_WORKER_TOKEN: 'x' })])), cwd: '/app' });
+    const config = loadServerConfig({ env: Object.fromEntries(Object.entries(coordinatorEnv).map(([k, v]) => [k, interpolate(v, { SVC_WORKER_TOKEN: 'x', SVC_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') })])), cwd: '/app' });
     assert.equal(config.auth.mode, 'builtin');
     assert.equal(config.metrics, 'private');
   });

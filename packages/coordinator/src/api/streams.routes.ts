@@ -45,17 +45,31 @@ type Subscribe = (write: (frame: string) => void, end: () => void) => Promise<()
 /** A server-sent event stream: headers, retry hint, keepalives that re-check the caller's access, and the end. */
 async function serveEvents(ctx: StreamContext, subscribe: Subscribe): Promise<typeof HANDLED> {
   const { req, res } = ctx;
-  res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   // Subscribed before the headers go out: a client that starts a run once its stream is open
-  // must not lose that run's first events to the moment the subscription takes its cursor.
-  const unsubscribe = await subscribe((text) => res.write(text), () => res.end());
+  // must not lose that run's first events to the moment the subscription takes its cursor. A
+  // subscription that fails (no such run) answers as JSON, so frames sent meanwhile wait.
+  const early: string[] = [];
+  let open = false;
+  let ended = false;
+  const unsubscribe = await subscribe(
+    (text) => (open ? res.write(text) : early.push(text)),
+    () => (open ? res.end() : (ended = true)),
+  );
   if (req.destroyed) {
     // The client left while the subscription was set up: nobody is there to unsubscribe later.
     unsubscribe();
     return HANDLED;
   }
+  res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   res.flushHeaders();
   res.write('retry: 2000\n\n');
+  open = true;
+  for (const text of early) res.write(text);
+  if (ended) {
+    res.end();
+    unsubscribe();
+    return HANDLED;
+  }
   // Each keepalive also asks whether the caller may still read: credentials revoked after the
   // stream opened (a disabled user, a deleted key) end it.
   const keepalive = setInterval(() => {
@@ -134,6 +148,7 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
       produces: 'text/event-stream',
+      errors: [404],
       handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, RUN_LOG, ctx),
     }),
     defineRoute({
@@ -147,6 +162,7 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1), stepName: z.string().min(1) }),
       query: z.object({ stream: z.enum(['stdout', 'stderr']).default('stdout') }),
       produces: 'text/event-stream',
+      errors: [404],
       handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, { step: ctx.params.stepName, stream: ctx.query.stream }, ctx),
     }),
   ];

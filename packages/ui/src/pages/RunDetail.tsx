@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useDeferredValue, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap, type Schemas } from '../api/client';
+import { loadRun } from '../api/loaders';
 import { ErrorNote, Loading, NodeStatus, Page, RunStatus, Time, useAction } from '../components/common';
 import { Gantt } from '../components/Gantt';
 import { Graph } from '../components/Graph';
@@ -68,7 +69,7 @@ function ApprovalForm({ run, step, onDone }: { run: Run; step: string; onDone: (
 function NodeTable({ run, selected, onSelect }: { run: Run; selected: string | undefined; onSelect: (step: string) => void }) {
   const now = Date.now();
   return (
-    <div className="table-scroll">
+    <div className="table-scroll nodes-scroll">
       <table className="nodes">
         <caption className="visually-hidden">Steps of this run</caption>
         <thead>
@@ -145,13 +146,16 @@ export default function RunDetail() {
   const navigate = useNavigate();
   const { can } = useAuth();
   const [act, busy, actionError] = useAction();
-  const detail = useResource(() => unwrap(api.GET('/dag-runs/{name}/{dagRunId}', { params: { path: { name, dagRunId } } })), [name, dagRunId]);
+  const detail = useResource(() => loadRun(name, dagRunId), [name, dagRunId]);
   const run = detail.data?.dagRun;
   useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`, detail.reload);
   // Steps move without a run event: poll while the run can still change.
   useInterval(detail.reload, 1000, run !== undefined && isLiveRun(run.status));
   const step = search.get('step') ?? undefined;
   const [stream, setStream] = useState<'stdout' | 'stderr'>('stdout');
+  // The timeline and the step table (hundreds of rows, below the graph) render just after the
+  // status and the graph have been shown, and keep up a frame behind while the run moves.
+  const below = useDeferredValue(run);
   if (run === undefined) return detail.error !== undefined ? <ErrorNote error={detail.error} /> : <Loading what="the run" />;
 
   const path = { name: run.name, dagRunId: run.dagRunId };
@@ -262,9 +266,9 @@ export default function RunDetail() {
       <h2>Graph</h2>
       <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
       <h2>Timeline</h2>
-      <Gantt nodes={run.nodes} now={Date.now()} />
+      {below !== undefined ? <Gantt nodes={below.nodes} now={Date.now()} /> : <Loading what="the timeline" />}
       <h2>Steps</h2>
-      <NodeTable run={run} selected={step} onSelect={(s) => setSearch({ step: s })} />
+      {below !== undefined ? <NodeTable run={below} selected={step} onSelect={(s) => setSearch({ step: s })} /> : <Loading what="the steps" />}
       <h2>Outputs</h2>
       <Outputs run={run} />
       <h2 id="log-title">{step !== undefined ? `Log of step ${step}` : 'Run log'}</h2>

@@ -9,7 +9,8 @@ import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withS
 const cluster = new Cluster({
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
-    gated: 'steps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n  - name: ship\n    command: echo shipped\n',
+    // Named apart from its file: the run page must still link the DAG's file.
+    gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
   },
 });
@@ -142,12 +143,22 @@ describe('the web UI', () => {
   test('approve a waiting step', async () => {
     await withScreenshotOnFailure(page, 'approve', async () => {
       const id = await startRun('gated');
-      await page.goto(url(`/runs/gated/${id}`));
+      await page.goto(url(`/runs/release/${id}`));
       await page.getByTestId('run-status').filter({ hasText: 'waiting' }).waitFor();
+      const decision = page.getByRole('form', { name: 'Decision for gate' });
+      await decision.getByText('Ship it?').waitFor();
       await assertAccessible('a run waiting for approval');
-      await page.getByRole('button', { name: 'Approve' }).click();
+      // The inputs the step's approval names, the required one marked.
+      assert.equal(await decision.getByLabel('TICKET *').getAttribute('required'), '');
+      await decision.getByLabel('TICKET *').fill('OPS-7');
+      await decision.getByRole('button', { name: 'Approve' }).click();
       await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
       await page.locator('g.node[data-step="ship"][data-status="succeeded"]').waitFor();
+      await page.getByRole('button', { name: 'Log of step ship' }).click();
+      await page.getByTestId('log-text').filter({ hasText: 'shipped OPS-7' }).waitFor();
+      // The DAG is called release but lives in gated.yaml: the title links the file.
+      await page.getByRole('heading').getByRole('link', { name: 'release' }).click();
+      await page.waitForURL(/\/dags\/gated$/);
     });
   });
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Cluster } from './support/cluster.js';
-import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withScreenshotOnFailure } from './support/browser.js';
+import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFailure } from './support/browser.js';
 
 const cluster = new Cluster({
   dags: { hello: 'labels: [workspace=analytics]\nsteps:\n  - name: greet\n    command: echo hi\n' },
@@ -23,14 +23,6 @@ let page: Page;
 
 const url = (path: string) => `http://127.0.0.1:${cluster.httpPort}${path}`;
 
-async function assertAccessible(where: string): Promise<void> {
-  const violations = await seriousAccessibilityViolations(page);
-  assert.deepEqual(
-    violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe on ${where}`,
-  );
-}
 
 /** The next page loads signed in with `token` (a login token or an API key). */
 async function signInAs(token: string): Promise<void> {
@@ -83,7 +75,7 @@ describe('workspaces and runtime profiles in the web UI', () => {
       await page.getByRole('row').filter({ hasText: 'Data and BI' }).waitFor();
       const listed = await cluster.call('GET', '/workspaces');
       assert.deepEqual((listed.json.workspaces as Array<{ name: string; description?: string }>).map((w) => [w.name, w.description]), [['analytics', 'Data and BI']]);
-      await assertAccessible('the workspaces page');
+      await assertAccessible(page, 'the workspaces page');
     });
   });
 
@@ -121,7 +113,7 @@ describe('workspaces and runtime profiles in the web UI', () => {
       await page.getByRole('button', { name: 'Protect' }).click();
       await page.getByTestId('profile-state').getByText('protected').waitFor();
       await readmeScreenshot(page, 'profile');
-      await assertAccessible('a profile page');
+      await assertAccessible(page, 'a profile page');
 
       const stored = await apiAs(keys.admin, 'GET', '/profiles/prod');
       assert.equal(stored.json.status, 'disabled');
@@ -141,7 +133,7 @@ describe('workspaces and runtime profiles in the web UI', () => {
       await page.getByLabel('Variable value').fill('info');
       await page.getByRole('button', { name: 'Set variable' }).click();
       await page.getByRole('row').filter({ hasText: 'LOG_LEVEL' }).waitFor();
-      await assertAccessible('the Global defaults');
+      await assertAccessible(page, 'the Global defaults');
 
       await page.getByRole('link', { name: 'All profiles' }).click();
       await page.getByRole('link', { name: 'Workspace analytics' }).click();
@@ -215,7 +207,7 @@ describe('workspaces and runtime profiles in the web UI', () => {
       assert.equal(await page.getByRole('button', { name: 'Delete analytics' }).count(), 0);
       await page.goto(url('/profiles'));
       await page.getByText('Runtime profiles are for roles that may run DAGs.').waitFor();
-      await assertAccessible('a viewer on the profiles page');
+      await assertAccessible(page, 'a viewer on the profiles page');
     });
   });
 

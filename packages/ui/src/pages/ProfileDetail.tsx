@@ -2,6 +2,7 @@ import { useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { layerCalls, layerTitle, type Layer, type Profile, type ProfileEntry } from '../api/profile-layers';
+import { ProfileReadersOnly } from '../components/RoleGates';
 import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
 import { useAuth } from '../lib/auth';
 import { useResource } from '../lib/use-resource';
@@ -120,12 +121,12 @@ function Description({ profile, canChange, onSave }: { profile: Profile; canChan
 }
 
 /** One profile or defaults layer: its entries, set and delete them, and (named profiles) status, protection, deletion. */
-export default function ProfileDetail() {
+function ProfilePage() {
   const layer = useLayer();
   const key = JSON.stringify(layer);
   const calls = useMemo(() => layerCalls(layer), [key]);
   const profile = useResource(calls.get, [key]);
-  const { can, principal } = useAuth();
+  const { can } = useAuth();
   const navigate = useNavigate();
   const [act, busy, error] = useAction();
   const [notice, setNotice] = useState<string | undefined>();
@@ -145,7 +146,6 @@ export default function ProfileDetail() {
   const setEntry = (entryKey: string, kind: Kind, value: string) =>
     change(() => (kind === 'secret' ? calls.setSecret(entryKey, value) : calls.setVariable(entryKey, value)), kind === 'secret' ? `Secret ${entryKey} set; its value is not shown again.` : `Variable ${entryKey} set.`);
   const title = layerTitle(layer);
-  if (principal !== undefined && !can('run')) return <p role="alert">Runtime profiles are for roles that may run DAGs.</p>;
   return (
     <Page
       title={title}
@@ -207,5 +207,13 @@ export default function ProfileDetail() {
         </>
       )}
     </Page>
+  );
+}
+
+export default function ProfileDetail() {
+  return (
+    <ProfileReadersOnly>
+      <ProfilePage />
+    </ProfileReadersOnly>
   );
 }

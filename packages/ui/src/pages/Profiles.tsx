@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
 import { api, unwrap } from '../api/client';
 import { layerPath } from '../api/profile-layers';
+import { ProfileReadersOnly } from '../components/RoleGates';
 import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
 import { useAuth } from '../lib/auth';
 import { useResource } from '../lib/use-resource';
@@ -104,10 +105,10 @@ function ProfilesPage() {
   );
 }
 
-/** Reading profiles needs run permission (they are chosen when a run starts): others are told so. */
 export default function Profiles() {
-  const { can, principal } = useAuth();
-  if (principal === undefined) return <Loading what="your session" />;
-  if (!can('run')) return <p role="alert">Runtime profiles are for roles that may run DAGs.</p>;
-  return <ProfilesPage />;
+  return (
+    <ProfileReadersOnly>
+      <ProfilesPage />
+    </ProfileReadersOnly>
+  );
 }

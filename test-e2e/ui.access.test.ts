@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';
 import { Cluster } from './support/cluster.js';
-import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withScreenshotOnFailure } from './support/browser.js';
+import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFailure } from './support/browser.js';
 
 const cluster = new Cluster({
   dags: { hello: 'steps:\n  - name: greet\n    command: echo hi\n' },
@@ -16,10 +16,6 @@ let page: Page;
 let viewerKey = '';
 const url = (path: string) => `http://127.0.0.1:${cluster.httpPort}${path}`;
 
-async function assertAccessible(where: string): Promise<void> {
-  const violations = await seriousAccessibilityViolations(page);
-  assert.deepEqual(violations.map((v) => `${v.id}: ${v.help}`), [], `axe on ${where}`);
-}
 
 before(async () => {
   await cluster.start();
@@ -37,7 +33,7 @@ describe('the web UI with built-in users', () => {
     await withScreenshotOnFailure(page, 'setup', async () => {
       await page.goto(url('/runs'));
       await page.waitForURL(/\/login$/);
-      await assertAccessible('the login page');
+      await assertAccessible(page, 'the login page');
       await readmeScreenshot(page, 'login');
       await page.getByLabel('Username').fill('root');
       await page.getByLabel('Password').fill('wrong-password');
@@ -51,7 +47,7 @@ describe('the web UI with built-in users', () => {
       await page.getByRole('link', { name: 'hello' }).waitFor();
       await page.getByRole('link', { name: 'Users' }).click();
       await page.getByRole('row').filter({ hasText: 'root' }).waitFor();
-      await assertAccessible('the users page');
+      await assertAccessible(page, 'the users page');
     });
   });
 
@@ -64,7 +60,7 @@ describe('the web UI with built-in users', () => {
       viewerKey = (await page.locator('[role="status"] code').textContent()) ?? '';
       assert.match(viewerKey, /^svc_/);
       await page.getByRole('row').filter({ hasText: 'dashboard' }).waitFor();
-      await assertAccessible('the API keys page');
+      await assertAccessible(page, 'the API keys page');
     });
   });
 

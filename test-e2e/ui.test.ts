@@ -4,12 +4,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Cluster, waitFor } from './support/cluster.js';
-import { launchChromium, readmeScreenshot, seriousAccessibilityViolations, withScreenshotOnFailure } from './support/browser.js';
+import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFailure } from './support/browser.js';
 
 const cluster = new Cluster({
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
-    gated: 'steps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n  - name: ship\n    command: echo shipped\n',
+    // Named apart from its file: the run page must still link the DAG's file.
+    gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
   },
 });
@@ -24,14 +25,6 @@ let page: Page;
 
 const url = (path: string) => `http://127.0.0.1:${cluster.httpPort}${path}`;
 
-async function assertAccessible(where: string): Promise<void> {
-  const violations = await seriousAccessibilityViolations(page);
-  assert.deepEqual(
-    violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-    [],
-    `axe on ${where}`,
-  );
-}
 
 /** Replaces the editor's whole text, as a user pasting a spec would. */
 async function replaceSpec(text: string): Promise<void> {
@@ -90,7 +83,7 @@ describe('the web UI', () => {
         return lines.find((l) => gutter !== null && l.offsetTop === gutter.offsetTop)?.textContent;
       });
       assert.equal(marked, '8');
-      await assertAccessible('the spec editor with an error');
+      await assertAccessible(page, 'the spec editor with an error');
       await replaceSpec(FIXED);
       await validation.filter({ hasText: /^valid$/ }).waitFor();
       await page.getByRole('button', { name: 'Save' }).click();
@@ -111,7 +104,7 @@ describe('the web UI', () => {
       await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
       assert.equal(await page.locator('polyline.edge').count(), 1, 'greet -> settle, the chain');
       await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
-      await assertAccessible('the run page');
+      await assertAccessible(page, 'the run page');
       await readmeScreenshot(page, 'run');
       await page.getByRole('button', { name: 'Log of step greet' }).click();
       await page.getByTestId('log-text').filter({ hasText: 'hello trellis-ui' }).waitFor();
@@ -119,7 +112,7 @@ describe('the web UI', () => {
       await page.getByText('1 matching line(s)').waitFor();
       await page.goto(url('/dags/greeter'));
       await page.locator('g.node[data-step="settle"][data-status="succeeded"]').waitFor();
-      await assertAccessible('the DAG graph');
+      await assertAccessible(page, 'the DAG graph');
       // The view tabs by keyboard: arrows move between them.
       await page.getByRole('tab', { name: 'Graph' }).focus();
       await page.keyboard.press('ArrowLeft');
@@ -142,12 +135,22 @@ describe('the web UI', () => {
   test('approve a waiting step', async () => {
     await withScreenshotOnFailure(page, 'approve', async () => {
       const id = await startRun('gated');
-      await page.goto(url(`/runs/gated/${id}`));
+      await page.goto(url(`/runs/release/${id}`));
       await page.getByTestId('run-status').filter({ hasText: 'waiting' }).waitFor();
-      await assertAccessible('a run waiting for approval');
-      await page.getByRole('button', { name: 'Approve' }).click();
+      const decision = page.getByRole('form', { name: 'Decision for gate' });
+      await decision.getByText('Ship it?').waitFor();
+      await assertAccessible(page, 'a run waiting for approval');
+      // The inputs the step's approval names, the required one marked.
+      assert.equal(await decision.getByLabel('TICKET *').getAttribute('required'), '');
+      await decision.getByLabel('TICKET *').fill('OPS-7');
+      await decision.getByRole('button', { name: 'Approve' }).click();
       await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
       await page.locator('g.node[data-step="ship"][data-status="succeeded"]').waitFor();
+      await page.getByRole('button', { name: 'Log of step ship' }).click();
+      await page.getByTestId('log-text').filter({ hasText: 'shipped OPS-7' }).waitFor();
+      // The DAG is called release but lives in gated.yaml: the title links the file.
+      await page.getByRole('heading').getByRole('link', { name: 'release' }).click();
+      await page.waitForURL(/\/dags\/gated$/);
     });
   });
 
@@ -158,7 +161,7 @@ describe('the web UI', () => {
       await waitFor('the run to carry a condition', async () => (((await cluster.call('GET', `/dag-runs/on-gpu/${id}`)).json.dagRun as { conditions?: unknown[] }).conditions?.length ? true : undefined), 15_000);
       await page.goto(url(`/runs/on-gpu/${id}`));
       await page.getByText('No healthy worker has the labels its worker_selector asks for.').waitFor();
-      await assertAccessible('a queued run');
+      await assertAccessible(page, 'a queued run');
       await page.getByRole('button', { name: 'Stop' }).click();
     });
   });
@@ -169,7 +172,7 @@ describe('the web UI', () => {
       const row = page.getByTestId('workers').getByRole('row').filter({ hasText: 'ui-worker' });
       await row.filter({ hasText: 'healthy' }).waitFor();
       await row.filter({ hasText: 'zone=test' }).waitFor();
-      await assertAccessible('queues and workers');
+      await assertAccessible(page, 'queues and workers');
       await readmeScreenshot(page, 'queues-workers');
     });
   });
@@ -179,12 +182,12 @@ describe('the web UI', () => {
       await page.goto(url('/'));
       await page.getByRole('link', { name: 'greeter' }).waitFor();
       await readmeScreenshot(page, 'dag-list');
-      await assertAccessible('the DAG list (light)');
+      await assertAccessible(page, 'the DAG list (light)');
       await page.getByRole('button', { name: /Switch to dark theme/ }).click();
-      await assertAccessible('the DAG list (dark)');
+      await assertAccessible(page, 'the DAG list (dark)');
       await page.goto(url('/runs'));
       await page.getByRole('link', { name: 'greeter' }).first().waitFor();
-      await assertAccessible('the runs list (dark)');
+      await assertAccessible(page, 'the runs list (dark)');
     });
   });
 });

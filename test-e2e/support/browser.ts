@@ -1,5 +1,6 @@
 // Chromium for the UI tests and the UI bench: Debian's package driven by playwright-core
 // (browsers cannot be downloaded here), headless, one context per test file.
+import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
@@ -50,11 +51,21 @@ export interface AxeViolation {
 const AXE_SOURCE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 /** axe-core's serious and critical findings on the page as it is now. */
-export async function seriousAccessibilityViolations(page: Page): Promise<AxeViolation[]> {
+async function seriousAccessibilityViolations(page: Page): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE_SOURCE });
   const violations = await page.evaluate(async () => {
     const axe = (window as unknown as { axe: { run: (context: Document) => Promise<{ violations: AxeViolation[] }> } }).axe;
     return (await axe.run(document)).violations;
   });
   return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+}
+
+/** Fails when axe-core finds a serious or critical violation on the page, each named with where it is. */
+export async function assertAccessible(page: Page, where: string): Promise<void> {
+  const violations = await seriousAccessibilityViolations(page);
+  assert.deepEqual(
+    violations.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `axe on ${where}`,
+  );
 }

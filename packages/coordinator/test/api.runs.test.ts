@@ -169,6 +169,12 @@ describe('run management', () => {
   test('approval: the run waits (7); approve with the required input resumes it', async () => {
     const id = await start('gated');
     await t.waitForRunStatus('gated', id, [7]);
+    // The waiting step says what a decision carries, so a client can ask for it.
+    const nodes = ((await t.call('GET', `/dag-runs/gated/${id}`)).json.dagRun as { nodes: Array<{ step: { name: string; approval?: unknown } }> }).nodes;
+    assert.deepEqual(nodes.map((n) => [n.step.name, n.step.approval]), [
+      ['gate', { prompt: '', input: ['TICKET'], required: ['TICKET'] }],
+      ['after', undefined],
+    ]);
     const missing = await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: {} });
     assert.deepEqual([missing.status, missing.json.code], [400, 'bad_request']);
     assert.equal((await t.call('POST', `/dag-runs/gated/${id}/steps/gate/approve`, { inputs: { TICKET: 'OPS-1' } })).status, 200);

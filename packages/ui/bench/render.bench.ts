@@ -1,10 +1,13 @@
 // Time to first render in Chromium, cold cache, of the DAG list with 1,000 DAGs and of a run
 // page with a 200-step graph, against a real coordinator process (embedded PGlite) serving
 // the built UI. Prints the median of several visits; target under 500 ms each.
+// `--baseline <dist>` measures another build of the UI (for example the previous commit's) in
+// the same run, its visits taking turns with this build's, so both see the same machine load.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../../../test-e2e/support/browser.js';
 
@@ -25,7 +28,7 @@ function wideDag(): string {
 }
 
 function writeDags(dir: string): void {
-  mkdirSync(dir);
+  mkdirSync(dir, { recursive: true });
   for (let i = 0; i < DAGS; i++) {
     const schedule = i % 3 === 0 ? `schedule: "${i % 60} * * * *"\n` : '';
     writeFileSync(join(dir, `dag-${String(i).padStart(4, '0')}.yaml`), `${schedule}group: g${i % 7}\nlabels: [team-${i % 5}]\nsteps:\n  - name: one\n    command: echo ${i}\n`);
@@ -33,8 +36,16 @@ function writeDags(dir: string): void {
   writeFileSync(join(dir, 'wide.yaml'), wideDag());
 }
 
-async function startServer(dir: string): Promise<{ apiUrl: string; stop: () => Promise<void> }> {
-  const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'dist', 'main.js'), 'server', '--port', '0', '--grpc-port', '-1', '--data-dir', join(dir, 'data'), '--dags-dir', join(dir, 'dags')], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, SVC_ACCESS_LOG: 'false' } });
+interface Server {
+  apiUrl: string;
+  stop: () => Promise<void>;
+}
+
+/** A coordinator over its own copy of the DAGs, serving the UI built in `uiDir` (default: this package's). */
+async function startServer(dir: string, uiDir: string | undefined): Promise<Server> {
+  writeDags(join(dir, 'dags'));
+  const env = { ...process.env, SVC_ACCESS_LOG: 'false', ...(uiDir !== undefined ? { SVC_UI_DIR: resolve(uiDir) } : {}) };
+  const child = spawn(process.execPath, [join(ROOT, 'packages', 'cli', 'dist', 'main.js'), 'server', '--port', '0', '--grpc-port', '-1', '--data-dir', join(dir, 'data'), '--dags-dir', join(dir, 'dags')], { cwd: dir, stdio: ['ignore', 'pipe', 'inherit'], env });
   let out = '';
   const apiUrl = await new Promise<string>((resolveUrl, reject) => {
     child.stdout.on('data', (d: Buffer) => {
@@ -76,27 +87,40 @@ async function firstRender(browser: Browser, url: string, ready: string): Promis
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
+const { values: options } = parseArgs({ options: { baseline: { type: 'string' } } });
 const dir = mkdtempSync(join(tmpdir(), 'trellis-ui-bench-'));
-writeDags(join(dir, 'dags'));
-const server = await startServer(dir);
+const builds: Array<{ label: string; server: Server }> = [{ label: 'this build', server: await startServer(join(dir, 'this'), undefined) }];
+if (options.baseline !== undefined) builds.push({ label: `baseline ${options.baseline}`, server: await startServer(join(dir, 'baseline'), options.baseline) });
 const browser = await launchChromium();
 try {
-  const origin = new URL(server.apiUrl).origin;
-  const runId = await finishedRun(server.apiUrl);
-  const figures: Array<[string, string, string]> = [
-    // The floor on this machine: a cold context showing a small JSON document, no app at all.
-    ['health document (no UI: the floor)', `${server.apiUrl}/health`, 'document.body !== null && document.body.textContent !== ""'],
-    [`DAG list, ${DAGS} DAGs`, `${origin}/`, "document.querySelectorAll('.dag-row').length > 0"],
-    [`run page, ${STEPS}-step graph`, `${origin}/runs/wide/${runId}`, `document.querySelectorAll('g.node[data-status="succeeded"]').length === ${STEPS}`],
-  ];
-  for (const [what, url, ready] of figures) {
-    await firstRender(browser, url, ready); // warm the server's caches, not the browser's
-    const times: number[] = [];
-    for (let i = 0; i < VISITS; i++) times.push(await firstRender(browser, url, ready));
-    console.log(`ui: first render of the ${what}: median ${median(times).toFixed(0)} ms over ${VISITS} cold visits (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}; target < 500 ms)`);
+  const pages = await Promise.all(
+    builds.map(async ({ label, server }) => {
+      const origin = new URL(server.apiUrl).origin;
+      const runId = await finishedRun(server.apiUrl);
+      const figures: Array<[string, string, string]> = [
+        // The floor on this machine: a cold context showing a small JSON document, no app at all.
+        ['health document (no UI: the floor)', `${server.apiUrl}/health`, 'document.body !== null && document.body.textContent !== ""'],
+        [`DAG list, ${DAGS} DAGs`, `${origin}/`, "document.querySelectorAll('.dag-row').length > 0"],
+        [`run page, ${STEPS}-step graph`, `${origin}/runs/wide/${runId}`, `document.querySelectorAll('g.node[data-status="succeeded"]').length === ${STEPS}`],
+      ];
+      return { label, figures };
+    }),
+  );
+  for (let f = 0; f < (pages[0]?.figures.length ?? 0); f++) {
+    const times = pages.map(() => [] as number[]);
+    // Warm the servers' caches, not the browser's.
+    for (const { figures } of pages) await firstRender(browser, figures[f]?.[1] ?? '', figures[f]?.[2] ?? '');
+    for (let i = 0; i < VISITS; i++) {
+      for (const [b, { figures }] of pages.entries()) times[b]?.push(await firstRender(browser, figures[f]?.[1] ?? '', figures[f]?.[2] ?? ''));
+    }
+    for (const [b, { label, figures }] of pages.entries()) {
+      const ms = times[b] ?? [];
+      const who = pages.length > 1 ? ` [${label}]` : '';
+      console.log(`ui: first render of the ${figures[f]?.[0]}${who}: median ${median(ms).toFixed(0)} ms over ${VISITS} cold visits (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)}; target < 500 ms)`);
+    }
   }
 } finally {
   await browser.close();
-  await server.stop();
+  await Promise.all(builds.map(({ server }) => server.stop()));
   rmSync(dir, { recursive: true, force: true });
 }

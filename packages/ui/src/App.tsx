@@ -4,6 +4,7 @@ import { basePath } from './api/client';
 import { AuthProvider, useAuth } from './lib/auth';
 import { Loading } from './components/common';
 import { pageChunk } from './lib/pages';
+import { DAG_FIRST_SCREEN, loadDag, loadDagPage, loadMe, loadRecentRuns, loadRun } from './api/loaders';
 
 // One chunk per page: the first load carries only the shell and the page it opens.
 const DagList = pageChunk(() => import('./pages/DagList'));
@@ -15,24 +16,59 @@ const Login = pageChunk(() => import('./pages/Login'));
 const Users = pageChunk(() => import('./pages/Users'));
 const ApiKeys = pageChunk(() => import('./pages/ApiKeys'));
 const Webhooks = pageChunk(() => import('./pages/Webhooks'));
+const Workspaces = pageChunk(() => import('./pages/Workspaces'));
+const Profiles = pageChunk(() => import('./pages/Profiles'));
+const ProfileDetail = pageChunk(() => import('./pages/ProfileDetail'));
 
-const ROUTES: Array<{ path: string; page: { preload: () => Promise<void> }; element: ReactNode }> = [
-  { path: '/', page: DagList, element: <DagList /> },
-  { path: '/dags/:fileName', page: DagDetail, element: <DagDetail /> },
+type Params = Partial<Record<string, string>>;
+
+interface PageRoute {
+  path: string;
+  page: { preload: () => Promise<void> };
+  element: ReactNode;
+  /** Starts the requests the page makes first, so they travel while its chunk loads. */
+  prefetch?: (params: Params) => void;
+}
+
+const ROUTES: PageRoute[] = [
+  {
+    path: '/',
+    page: DagList,
+    element: <DagList />,
+    prefetch: () => {
+      loadDagPage.prefetch(1, DAG_FIRST_SCREEN);
+      loadRecentRuns.prefetch();
+    },
+  },
+  { path: '/dags/:fileName', page: DagDetail, element: <DagDetail />, prefetch: (p) => loadDag.prefetch(p.fileName ?? '') },
   { path: '/runs', page: Runs, element: <Runs /> },
-  { path: '/runs/:name/:dagRunId', page: RunDetail, element: <RunDetail /> },
+  { path: '/runs/:name/:dagRunId', page: RunDetail, element: <RunDetail />, prefetch: (p) => loadRun.prefetch(p.name ?? '', p.dagRunId ?? '') },
   { path: '/queues', page: Queues, element: <Queues /> },
   { path: '/login', page: Login, element: <Login mode="login" /> },
   { path: '/setup', page: Login, element: <Login mode="setup" /> },
   { path: '/admin/users', page: Users, element: <Users /> },
   { path: '/admin/api-keys', page: ApiKeys, element: <ApiKeys /> },
   { path: '/admin/webhooks', page: Webhooks, element: <Webhooks /> },
+  { path: '/workspaces', page: Workspaces, element: <Workspaces /> },
+  { path: '/profiles', page: Profiles, element: <Profiles /> },
+  // `_global` is one of these too: a profile's name cannot begin with `_`.
+  { path: '/profiles/:profileName', page: ProfileDetail, element: <ProfileDetail /> },
+  { path: '/profiles/_workspaces/:workspace', page: ProfileDetail, element: <ProfileDetail /> },
 ];
 
-/** Loads the chunk of the page at `pathname` (under the base path), if it names one. */
+/**
+ * The first page of a visit: its requests go out (with the session check) while its chunk
+ * loads; resolves when the chunk is in. A path that names no page loads nothing.
+ */
 export function preloadPage(pathname: string): Promise<void> {
-  const route = ROUTES.find((r) => matchPath(r.path, pathname) !== null);
-  return route !== undefined ? route.page.preload() : Promise.resolve();
+  loadMe.prefetch();
+  for (const route of ROUTES) {
+    const match = matchPath(route.path, pathname);
+    if (match === null) continue;
+    route.prefetch?.(match.params);
+    return route.page.preload();
+  }
+  return Promise.resolve();
 }
 
 type Theme = 'light' | 'dark';
@@ -79,6 +115,8 @@ function Nav() {
       </NavLink>
       <NavLink to="/runs">Runs</NavLink>
       <NavLink to="/queues">Queues &amp; workers</NavLink>
+      <NavLink to="/workspaces">Workspaces</NavLink>
+      {can('run') ? <NavLink to="/profiles">Profiles</NavLink> : null}
       {can('admin') ? (
         <>
           <NavLink to="/admin/users">Users</NavLink>

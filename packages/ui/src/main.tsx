@@ -2,12 +2,16 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { basePath } from './api/client';
 import { App, preloadPage } from './App';
+import { prepareTimeFormats } from './lib/time';
 import './styles.css';
 
 const root = document.getElementById('root');
 const path = window.location.pathname.slice(basePath.length) || '/';
-// The first page's chunk before the first render; a failed load still renders (the page then says why).
-await preloadPage(path).catch(() => undefined);
+// The first page's chunk (and its data) before the first render; a failed load still renders
+// (the page then says why). The time formats are made while they travel.
+const firstPage = preloadPage(path);
+prepareTimeFormats();
+await firstPage.catch(() => undefined);
 if (root !== null) {
   createRoot(root).render(
     <StrictMode>

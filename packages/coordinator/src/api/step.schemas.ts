@@ -24,5 +24,9 @@ export const stepSchema = z
     preconditions: z.array(preconditionSchema),
     repeat_policy: z.object({ repeat: z.boolean(), interval: z.number() }),
     mail_on_error: z.boolean(),
+    approval: z
+      .object({ prompt: z.string(), input: z.array(z.string()).describe('Names of the inputs a decision carries (env vars of later steps)'), required: z.array(z.string()).describe('Inputs an approval must give') })
+      .optional()
+      .describe('Present on steps that wait for approval'),
   })
   .meta({ id: 'Step' });

@@ -32,6 +32,14 @@ export interface StepPayload {
   preconditions: PreconditionPayload[];
   repeat_policy: { repeat: boolean; interval: number };
   mail_on_error: boolean;
+  /** Steps that wait for a decision only: what to ask and the inputs the decision carries. */
+  approval?: ApprovalPayload;
+}
+
+export interface ApprovalPayload {
+  prompt: string;
+  input: string[];
+  required: string[];
 }
 
 export type ScheduleItemPayload = { expression: string } | { kind: 'at'; at: string };
@@ -105,6 +113,7 @@ export function toStepPayload(step: Step): StepPayload {
     preconditions: step.preconditions.map(preconditionPayload),
     repeat_policy: { repeat: step.repeatPolicy !== undefined, interval: step.repeatPolicy?.intervalSec ?? 0 },
     mail_on_error: step.mailOnError,
+    ...(step.approval !== undefined ? { approval: { prompt: step.approval.prompt ?? '', input: [...step.approval.input], required: [...step.approval.required] } } : {}),
   };
 }
 

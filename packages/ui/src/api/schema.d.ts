@@ -1497,6 +1497,14 @@ export interface components {
                 interval: number;
             };
             mail_on_error: boolean;
+            /** @description Present on steps that wait for approval */
+            approval?: {
+                prompt: string;
+                /** @description Names of the inputs a decision carries (env vars of later steps) */
+                input: string[];
+                /** @description Inputs an approval must give */
+                required: string[];
+            };
         };
         Precondition: {
             condition: string;

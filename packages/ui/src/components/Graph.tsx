@@ -1,22 +1,10 @@
 import { useId, useMemo } from 'react';
-import dagre from '@dagrejs/dagre';
 import type { Schemas } from '../api/client';
+import { layeredLayout, type Layout } from '../lib/layered-layout';
 import { nodeStatusWord, toneOf } from '../lib/status';
 
-/**
- * Above this many steps the crossing-reduction passes are skipped: on a 200-step graph they
- * cost several hundred milliseconds of a first render; the order from a depth-first walk stays.
- */
-const ORDERING_LIMIT = 100;
 const NODE_W = 180;
 const NODE_H = 44;
-
-interface Layout {
-  width: number;
-  height: number;
-  nodes: Array<{ name: string; x: number; y: number }>;
-  edges: Array<{ from: string; to: string; points: Array<{ x: number; y: number }> }>;
-}
 
 /** Dependencies as edges (a chain DAG's steps come with `depends` on the step before, filled in by the parser). */
 function edgesOf(steps: Schemas['Step'][]): Array<[string, string]> {
@@ -24,28 +12,14 @@ function edgesOf(steps: Schemas['Step'][]): Array<[string, string]> {
 }
 
 function layout(steps: Schemas['Step'][]): Layout {
-  const g = new dagre.graphlib.Graph();
-  // tight-tree ranks in a fraction of network-simplex's time, with the same layers for step graphs.
-  g.setGraph({ rankdir: 'LR', nodesep: 18, ranksep: 48, marginx: 8, marginy: 8, ranker: 'tight-tree' });
-  g.setDefaultEdgeLabel(() => ({}));
-  for (const step of steps) g.setNode(step.name, { width: NODE_W, height: NODE_H });
-  const names = new Set(steps.map((s) => s.name));
-  const edges = edgesOf(steps).filter(([from, to]) => names.has(from) && names.has(to));
-  for (const [from, to] of edges) g.setEdge(from, to);
-  dagre.layout(g, { disableOptimalOrderHeuristic: steps.length > ORDERING_LIMIT });
-  const graph = g.graph() as { width?: number; height?: number };
-  return {
-    width: graph.width ?? 0,
-    height: graph.height ?? 0,
-    nodes: steps.map((s) => {
-      const n = g.node(s.name) as { x: number; y: number };
-      return { name: s.name, x: n.x, y: n.y };
-    }),
-    edges: edges.map(([from, to]) => ({ from, to, points: (g.edge(from, to) as { points?: Array<{ x: number; y: number }> }).points ?? [] })),
-  };
+  return layeredLayout(
+    steps.map((s) => s.name),
+    edgesOf(steps),
+    { nodeWidth: NODE_W, nodeHeight: NODE_H, rankGap: 48, nodeGap: 18, margin: 8 },
+  );
 }
 
-/** The steps laid out left to right (dagre), each coloured by its status in `nodes` when given. */
+/** The steps laid out left to right in layers, each coloured by its status in `nodes` when given. */
 export function Graph({ steps, nodes, onSelect }: { steps: Schemas['Step'][]; nodes?: Schemas['Node'][]; onSelect?: (step: string) => void }) {
   // Laid out again only when the graph's shape changes, not on every status poll.
   const shape = JSON.stringify(steps.map((s) => [s.name, s.depends]));

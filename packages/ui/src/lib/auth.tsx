@@ -1,11 +1,15 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api, setToken, unwrap, type Role, type Schemas } from '../api/client';
+import { setToken, type Role, type Schemas } from '../api/client';
+import { loadMe } from '../api/loaders';
 
-/** What a role may do: the contract's role table (DAGs read / write / run-stop, user management). */
-export type Ability = 'write' | 'run' | 'admin' | 'audit';
+/**
+ * What a role may do: the contract's role table (DAGs read / write / run-stop, user management),
+ * and changing runtime profiles (admins and managers; protected ones are the admin's).
+ */
+export type Ability = 'write' | 'run' | 'admin' | 'audit' | 'profiles';
 const ABILITIES: Record<Role, ReadonlySet<Ability>> = {
-  admin: new Set(['write', 'run', 'admin', 'audit']),
-  manager: new Set(['write', 'run', 'audit']),
+  admin: new Set(['write', 'run', 'admin', 'audit', 'profiles']),
+  manager: new Set(['write', 'run', 'audit', 'profiles']),
   developer: new Set(['write', 'run']),
   operator: new Set(['run']),
   viewer: new Set(),
@@ -27,7 +31,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [principal, setPrincipal] = useState<Schemas['Principal'] | undefined>();
   const [signedOut, setSignedOut] = useState(false);
   const refresh = useCallback(() => {
-    unwrap(api.GET('/auth/me')).then(
+    loadMe().then(
       (me) => {
         setPrincipal(me.principal);
         setSignedOut(false);

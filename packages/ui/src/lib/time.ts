@@ -1,5 +1,18 @@
-const relative = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' });
-const absolute = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+/**
+ * The formatters, made on first use: making them loads locale data (tens of milliseconds on a
+ * busy machine), which the app does while the first page's chunk and data are on their way
+ * (prepareTimeFormats) rather than before it asks for them.
+ */
+let formats: { relative: Intl.RelativeTimeFormat; absolute: Intl.DateTimeFormat; zone: string } | undefined;
+
+export function prepareTimeFormats(): NonNullable<typeof formats> {
+  formats ??= {
+    relative: new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }),
+    absolute: new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' }),
+    zone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+  };
+  return formats;
+}
 const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
   ['year', 365 * 86400],
   ['month', 30 * 86400],
@@ -13,15 +26,15 @@ const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
 export function relativeTime(date: Date, now = Date.now()): string {
   const seconds = Math.round((date.getTime() - now) / 1000);
   for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) >= size || unit === 'second') return relative.format(Math.round(seconds / size), unit);
+    if (Math.abs(seconds) >= size || unit === 'second') return prepareTimeFormats().relative.format(Math.round(seconds / size), unit);
   }
   return '';
 }
 
 /** In the user's own time zone. */
-export const absoluteTime = (date: Date): string => absolute.format(date);
+export const absoluteTime = (date: Date): string => prepareTimeFormats().absolute.format(date);
 
-export const userTimeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+export const userTimeZone = (): string => prepareTimeFormats().zone;
 
 /** A contract timestamp ('' when unset) as a Date. */
 export function parseTime(value: string | undefined): Date | undefined {

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Schemas } from '../api/client';
-import { AdminOnly } from '../components/AdminOnly';
+import { AdminOnly } from '../components/RoleGates';
 import { ErrorNote, Loading, Page, SecretOnce, Time, useAction } from '../components/common';
 import { useResource } from '../lib/use-resource';
 

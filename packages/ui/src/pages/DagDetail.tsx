@@ -1,6 +1,7 @@
 import { lazy, Suspense, useState } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap, type Schemas } from '../api/client';
+import { loadDag } from '../api/loaders';
 import { ErrorNote, Loading, Page, RunStatus, StatusDot, Time, useAction } from '../components/common';
 import { Graph } from '../components/Graph';
 import { StartDialog } from '../components/StartDialog';
@@ -100,7 +101,7 @@ export default function DagDetail() {
   const { can } = useAuth();
   const [starting, setStarting] = useState(false);
   const [run, busy, actionError] = useAction();
-  const detail = useResource(() => unwrap(api.GET('/dags/{fileName}', { params: { path: { fileName } } })), [fileName]);
+  const detail = useResource(() => loadDag(fileName), [fileName]);
   const history = useResource(() => unwrap(api.GET('/dags/{fileName}/dag-runs', { params: { path: { fileName } } })), [fileName]);
   const latest = detail.data?.latestDAGRun;
   const latestRun = useResource(

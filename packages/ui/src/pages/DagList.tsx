@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api, unwrap, type Schemas } from '../api/client';
+import { DAG_FIRST_SCREEN, DAG_PAGE_SIZE, loadDagPage, loadRecentRuns } from '../api/loaders';
 import { ErrorNote, Loading, Page, StatusDot, Time, useAction } from '../components/common';
 import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
@@ -13,37 +14,64 @@ import { useResource } from '../lib/use-resource';
 type DagItem = Schemas['DagListItem'];
 type RunSummary = Schemas['DagRunSummary'];
 
-const PAGE_SIZE = 1000;
 const DOTS = 5;
 const ROW_HEIGHT = 56;
 
+interface AllDags {
+  data: DagItem[] | undefined;
+  /** Every DAG the API has, while `data` may still hold only the first screenful. */
+  total: number | undefined;
+  error: Error | undefined;
+  loading: boolean;
+  reload: () => void;
+}
+
+/** DAG pages `from` to `to` (1-based, inclusive) of the API's largest size, asked for together. */
+async function dagPages(from: number, to: number): Promise<DagItem[]> {
+  const answers = await Promise.all(Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => loadDagPage(from + i, DAG_PAGE_SIZE)));
+  return answers.flatMap((a) => a.dags);
+}
+
+/** Every DAG; `known` is their number when an earlier answer told it. */
+async function everyDag(known: number | undefined): Promise<{ dags: DagItem[]; total: number }> {
+  if (known !== undefined) return { dags: await dagPages(1, Math.ceil(known / DAG_PAGE_SIZE)), total: known };
+  const first = await loadDagPage(1, DAG_PAGE_SIZE);
+  return { dags: [...first.dags, ...(await dagPages(2, first.pagination.totalPages))], total: first.pagination.totalRecords };
+}
+
 /**
- * Every DAG: the first page (the API's largest, 1000) is shown as soon as it arrives, the rest
- * are fetched together and appended. Live updates load them again.
+ * Every DAG. A visit first asks for one screenful, a small answer the server builds and the
+ * browser parses quickly, and shows it; then every DAG in the API's largest pages. Live
+ * updates load every page again.
  */
-function useAllDags(): { data: DagItem[] | undefined; error: Error | undefined; loading: boolean; reload: () => void } {
-  const [state, setState] = useState<{ data?: DagItem[]; error?: Error; loading: boolean }>({ loading: true });
+function useAllDags(): AllDags {
+  const [state, setState] = useState<{ data?: DagItem[]; total?: number; error?: Error; loading: boolean }>({ loading: true });
   const generation = useRef(0);
-  const reload = useCallback(() => {
+  const load = useCallback((screenFirst: boolean) => {
     const mine = ++generation.current;
-    const page = (n: number) => unwrap(api.GET('/dags', { params: { query: { page: n, perPage: PAGE_SIZE } } }));
-    const fail = (error: unknown) => mine === generation.current && setState((s) => ({ ...s, loading: false, error: error instanceof Error ? error : new Error(String(error)) }));
-    page(1).then(async (first) => {
-      if (mine !== generation.current) return;
-      const pages = first.pagination.totalPages;
-      setState({ data: first.dags, loading: pages > 1 });
-      if (pages <= 1) return;
-      const rest = await Promise.all(Array.from({ length: pages - 1 }, (_, i) => page(i + 2)));
-      if (mine === generation.current) setState({ data: [...first.dags, ...rest.flatMap((r) => r.dags)], loading: false });
-    }, fail).catch(fail);
+    const current = () => mine === generation.current;
+    const run = async (): Promise<void> => {
+      let total: number | undefined;
+      if (screenFirst) {
+        const screen = await loadDagPage(1, DAG_FIRST_SCREEN);
+        if (!current()) return;
+        total = screen.pagination.totalRecords;
+        setState({ data: screen.dags, total, loading: screen.pagination.totalPages > 1 });
+        if (screen.pagination.totalPages <= 1) return;
+      }
+      const all = await everyDag(total);
+      if (current()) setState({ data: all.dags, total: all.total, loading: false });
+    };
+    run().catch((error: unknown) => current() && setState((s) => ({ ...s, loading: false, error: error instanceof Error ? error : new Error(String(error)) })));
   }, []);
-  useEffect(reload, [reload]);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  useEffect(() => load(true), [load]);
+  const reload = useCallback(() => load(false), [load]);
+  return { data: state.data, total: state.total, error: state.error, loading: state.loading, reload };
 }
 
 /** The newest runs, grouped by DAG name, newest first: the coloured dots. */
-async function loadRecentRuns(): Promise<Map<string, RunSummary[]>> {
-  const body = await unwrap(api.GET('/dag-runs', { params: { query: { limit: 500 } } }));
+async function recentRunsByDag(): Promise<Map<string, RunSummary[]>> {
+  const body = await loadRecentRuns();
   const byName = new Map<string, RunSummary[]>();
   for (const run of body.dagRuns) {
     const list = byName.get(run.name) ?? [];
@@ -101,7 +129,7 @@ function SuspendToggle({ item, onChanged }: { item: DagItem; onChanged: () => vo
 
 export default function DagList() {
   const dags = useAllDags();
-  const runs = useResource(loadRecentRuns, []);
+  const runs = useResource(recentRunsByDag, []);
   const { can } = useAuth();
   const [query, setQuery] = useState('');
   const [label, setLabel] = useState('');
@@ -135,7 +163,7 @@ export default function DagList() {
       actions={
         <>
           <NewDag />
-          <span className="muted small">times in {userTimeZone}</span>
+          <span className="muted small">times in {userTimeZone()}</span>
         </>
       }
     >
@@ -161,7 +189,8 @@ export default function DagList() {
           ))}
         </select>
         <span className="muted small" aria-live="polite">
-          {shown.length} of {all.length}
+          {shown.length} of {dags.total ?? all.length}
+          {dags.loading && dags.data !== undefined ? ' (loading the rest)' : ''}
         </span>
       </div>
       <ErrorNote error={dags.error ?? runs.error} />

@@ -1,6 +1,7 @@
-import { useState, type FormEvent } from 'react';
+import { useDeferredValue, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap, type Schemas } from '../api/client';
+import { DAG_PAGE_SIZE, loadRun } from '../api/loaders';
 import { ErrorNote, Loading, NodeStatus, Page, RunStatus, Time, useAction } from '../components/common';
 import { Gantt } from '../components/Gantt';
 import { Graph } from '../components/Graph';
@@ -17,37 +18,47 @@ function runPath(name: string, dagRunId: string): string {
   return `/runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`;
 }
 
-/** Approve or reject a step that waits for a decision; inputs as `KEY=value` lines. */
-function ApprovalForm({ run, step, onDone }: { run: Run; step: string; onDone: () => void }) {
-  const [inputs, setInputs] = useState('');
+/**
+ * Approve or reject a step that waits for a decision: its prompt, and one field for each input
+ * its `approval` names (required ones must be filled to approve; they become env vars of the
+ * steps after it).
+ */
+function ApprovalForm({ run, node, onDone }: { run: Run; node: Schemas['Node']; onDone: () => void }) {
+  const step = node.step.name;
+  const approval = node.step.approval ?? { prompt: '', input: [], required: [] };
+  const [inputs, setInputs] = useState<Record<string, string>>({});
   const [reason, setReason] = useState('');
   const [act, busy, error] = useAction();
   const path = { name: run.name, dagRunId: run.dagRunId, stepName: step };
-  const parsed = Object.fromEntries(
-    inputs
-      .split('\n')
-      .map((l) => l.trim())
-      .filter((l) => l.includes('='))
-      .map((l) => [l.slice(0, l.indexOf('=')).trim(), l.slice(l.indexOf('=') + 1)]),
-  );
   const decide = (verb: 'approve' | 'reject') => (event?: FormEvent) => {
     event?.preventDefault();
-    const body = { inputs: parsed, ...(reason !== '' ? { reason } : {}) };
+    const given = Object.fromEntries(Object.entries(inputs).filter(([, v]) => v !== ''));
+    const body = { inputs: given, ...(reason !== '' ? { reason } : {}) };
     void act(() =>
       verb === 'approve'
         ? unwrap(api.POST('/dag-runs/{name}/{dagRunId}/steps/{stepName}/approve', { params: { path }, body }))
         : unwrap(api.POST('/dag-runs/{name}/{dagRunId}/steps/{stepName}/reject', { params: { path }, body })),
     ).then((ok) => ok && onDone());
   };
+  const fieldId = (name: string) => `input-${step}-${name}`;
   return (
     <form className="approval" onSubmit={decide('approve')} aria-label={`Decision for ${step}`}>
       <p>
-        <strong>{step}</strong> waits for approval.
+        <strong>{step}</strong> waits for approval{approval.prompt !== '' ? ': ' : '.'}
+        {approval.prompt}
       </p>
-      <div className="field">
-        <label htmlFor={`inputs-${step}`}>Inputs (KEY=value, one a line)</label>
-        <textarea id={`inputs-${step}`} rows={2} value={inputs} onChange={(e) => setInputs(e.target.value)} />
-      </div>
+      {approval.input.map((name) => {
+        const required = approval.required.includes(name);
+        return (
+          <div className="field" key={name}>
+            <label htmlFor={fieldId(name)}>
+              {name}
+              {required ? ' *' : ''}
+            </label>
+            <input id={fieldId(name)} required={required} value={inputs[name] ?? ''} onChange={(e) => setInputs((s) => ({ ...s, [name]: e.target.value }))} />
+          </div>
+        );
+      })}
       <div className="field">
         <label htmlFor={`reason-${step}`}>Reason</label>
         <input id={`reason-${step}`} value={reason} onChange={(e) => setReason(e.target.value)} />
@@ -65,10 +76,19 @@ function ApprovalForm({ run, step, onDone }: { run: Run; step: string; onDone: (
   );
 }
 
+/**
+ * The file of the stored DAG a run's DAG name belongs to (a DAG's `name` may differ from its
+ * file name); undefined while unknown, for an inline run, or once the DAG is deleted.
+ */
+function useDagFile(name: string): string | undefined {
+  const found = useResource(async () => (await unwrap(api.GET('/dags', { params: { query: { name, perPage: DAG_PAGE_SIZE } } }))).dags.find((d) => d.dag.name === name)?.fileName, [name]);
+  return found.data;
+}
+
 function NodeTable({ run, selected, onSelect }: { run: Run; selected: string | undefined; onSelect: (step: string) => void }) {
   const now = Date.now();
   return (
-    <div className="table-scroll">
+    <div className="table-scroll nodes-scroll">
       <table className="nodes">
         <caption className="visually-hidden">Steps of this run</caption>
         <thead>
@@ -145,13 +165,17 @@ export default function RunDetail() {
   const navigate = useNavigate();
   const { can } = useAuth();
   const [act, busy, actionError] = useAction();
-  const detail = useResource(() => unwrap(api.GET('/dag-runs/{name}/{dagRunId}', { params: { path: { name, dagRunId } } })), [name, dagRunId]);
+  const detail = useResource(() => loadRun(name, dagRunId), [name, dagRunId]);
   const run = detail.data?.dagRun;
   useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`, detail.reload);
   // Steps move without a run event: poll while the run can still change.
   useInterval(detail.reload, 1000, run !== undefined && isLiveRun(run.status));
   const step = search.get('step') ?? undefined;
   const [stream, setStream] = useState<'stdout' | 'stderr'>('stdout');
+  // The timeline and the step table (hundreds of rows, below the graph) render just after the
+  // status and the graph have been shown, and keep up a frame behind while the run moves.
+  const below = useDeferredValue(run);
+  const dagFile = useDagFile(name);
   if (run === undefined) return detail.error !== undefined ? <ErrorNote error={detail.error} /> : <Loading what="the run" />;
 
   const path = { name: run.name, dagRunId: run.dagRunId };
@@ -193,7 +217,7 @@ export default function RunDetail() {
     <Page
       title={
         <>
-          <Link to={`/dags/${encodeURIComponent(run.name)}`}>{run.name}</Link> / {run.dagRunId}
+          {dagFile !== undefined ? <Link to={`/dags/${encodeURIComponent(dagFile)}`}>{run.name}</Link> : run.name} / {run.dagRunId}
         </>
       }
       actions={actions}
@@ -258,13 +282,13 @@ export default function RunDetail() {
           </ul>
         </section>
       ) : null}
-      {waitingSteps.map((n) => (can('run') ? <ApprovalForm key={n.step.name} run={run} step={n.step.name} onDone={detail.reload} /> : null))}
+      {waitingSteps.map((n) => (can('run') ? <ApprovalForm key={n.step.name} run={run} node={n} onDone={detail.reload} /> : null))}
       <h2>Graph</h2>
       <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
       <h2>Timeline</h2>
-      <Gantt nodes={run.nodes} now={Date.now()} />
+      {below !== undefined ? <Gantt nodes={below.nodes} now={Date.now()} /> : <Loading what="the timeline" />}
       <h2>Steps</h2>
-      <NodeTable run={run} selected={step} onSelect={(s) => setSearch({ step: s })} />
+      {below !== undefined ? <NodeTable run={below} selected={step} onSelect={(s) => setSearch({ step: s })} /> : <Loading what="the steps" />}
       <h2>Outputs</h2>
       <Outputs run={run} />
       <h2 id="log-title">{step !== undefined ? `Log of step ${step}` : 'Run log'}</h2>

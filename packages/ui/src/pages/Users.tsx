@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Role } from '../api/client';
-import { AdminOnly } from '../components/AdminOnly';
+import { AdminOnly } from '../components/RoleGates';
 import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
 import { useAuth } from '../lib/auth';
 import { useResource } from '../lib/use-resource';

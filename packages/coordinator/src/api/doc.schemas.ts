@@ -47,9 +47,11 @@ export const docTreeNodeSchema: z.ZodType<DocTreeNode> = z
   })
   .meta({ id: 'DocTreeNode' }) as z.ZodType<DocTreeNode>;
 
-export const docListSchema = z.union([
-  z.object({ tree: z.array(docTreeNodeSchema), pagination: paginationSchema }),
-  z.object({ items: z.array(docSummarySchema), pagination: paginationSchema }),
-]);
+/** One of `tree` (the default) and `items` (flat=true), with the pagination of what it holds. */
+export const docListSchema = z.object({
+  tree: z.array(docTreeNodeSchema).optional().describe('Without flat=true: this page of the top-level nodes'),
+  items: z.array(docSummarySchema).optional().describe('With flat=true: this page of every document, sorted by id'),
+  pagination: paginationSchema,
+});
 
 export const messageSchema = z.object({ message: z.string() });

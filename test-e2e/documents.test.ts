@@ -56,7 +56,7 @@ describe('documents on two coordinators sharing one PostgreSQL database', () => 
     assert.equal(renamed.status, 200, JSON.stringify(renamed.json));
     const afterRename = await onBWithin('follows the rename', async () => (await onB('GET', doc('guides/deploy'))).status === 200 && (await onB('GET', doc('runbooks/deploy'))).status === 404);
     // B's own docs directory follows too, emptied parent directories removed.
-    await onBWithin('mirrors the rename to its directory', async () => existsSync(join(b.dir, 'data', 'docs', 'guides', 'deploy.md')) && !existsSync(join(b.dir, 'data', 'docs', 'runbooks')));
+    await onBWithin('mirrors the rename to its directory', () => Promise.resolve(existsSync(join(b.dir, 'data', 'docs', 'guides', 'deploy.md')) && !existsSync(join(b.dir, 'data', 'docs', 'runbooks'))));
 
     assert.equal((await onA('POST', '/docs', { id: 'scratch', content: 'temporary\n' })).status, 201);
     await onBWithin('lists the scratch document', async () => (await flatOnB()).includes('scratch'));

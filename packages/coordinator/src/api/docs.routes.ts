@@ -21,13 +21,13 @@ export function docRoutes(docs: DocumentStore): AnyRoute[] {
       summary: 'List documents: the tree (paged by its top-level nodes, directories first) or, with flat=true, every {id, title} sorted by id',
       query: listDocsQuery,
       response: docListSchema,
-      handler: async ({ query }) => {
+      handler: ({ query }) => {
         if (query.flat) {
           const { slice, pagination } = paginate(docs.list(), query.page, query.perPage);
-          return { items: slice, pagination };
+          return Promise.resolve({ items: slice, pagination });
         }
         const { slice, pagination } = paginate(documentTree(docs.list()), query.page, query.perPage);
-        return { tree: slice, pagination };
+        return Promise.resolve({ tree: slice, pagination });
       },
     }),
     defineRoute({

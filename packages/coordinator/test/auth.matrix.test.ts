@@ -53,6 +53,13 @@ const NAMED: Record<string, string> = {
   'put /profiles/_global/variables/{key}': 'profiles:manage',
   'delete /profiles/_workspaces/{workspaceName}/entries/{key}': 'profiles:manage',
   'post /secrets/rotate-key': 'secrets:manage',
+  // Documents: read like DAGs; writes need write_dags and a writing role.
+  'get /docs': 'dags:read',
+  'get /docs/doc': 'dags:read',
+  'post /docs': 'dags:write',
+  'patch /docs/doc': 'dags:write',
+  'delete /docs/doc': 'dags:write',
+  'post /docs/doc/rename': 'dags:write',
 };
 
 const SECRET = 'matrix-test-token-secret-of-40-characters!';

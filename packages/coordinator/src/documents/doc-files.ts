@@ -1,11 +1,21 @@
 import { watch } from 'node:fs';
-import { readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
 import { writeAtomically } from '../stored-files/atomic-write.js';
 import { isValidDocumentId } from './document-id.js';
 
-/** Documents as files: `<docsDir>/<id>.md`, in subdirectories for ids with `/`. Other files are not documents. */
+/** Whether `path` is `root` or below it (both already resolved). */
+function isWithin(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep));
+}
+
+/**
+ * Documents as files: `<docsDir>/<id>.md`, in subdirectories for ids with `/`. Other files are
+ * not documents. A valid id cannot climb out of the directory by its text; a symbolic link in
+ * the directory could, so every read, write and delete first checks where the path resolves.
+ */
 export class DocFiles implements MirrorFiles {
   readonly manifestPath: string;
 
@@ -20,18 +30,62 @@ export class DocFiles implements MirrorFiles {
     return isValidDocumentId(id) ? id : undefined;
   }
 
+  /** Every document file; linked directories are not entered (they may lead anywhere). */
   async list(): Promise<string[]> {
-    let entries: string[];
-    try {
-      entries = await readdir(this.root, { recursive: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw error;
+    const ids: string[] = [];
+    const pending = [''];
+    for (let dir = pending.pop(); dir !== undefined; dir = pending.pop()) {
+      let entries;
+      try {
+        entries = await readdir(join(this.root, dir), { withFileTypes: true });
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'ENOTDIR') continue;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = dir === '' ? entry.name : join(dir, entry.name);
+        if (entry.isDirectory()) pending.push(path);
+        else if (entry.isFile() || entry.isSymbolicLink()) {
+          const id = this.idOf(path);
+          if (id !== undefined) ids.push(id);
+        }
+      }
     }
-    return entries.flatMap((entry) => this.idOf(entry) ?? []).sort();
+    return ids.sort();
+  }
+
+  /**
+   * Whether the document's path resolves under the directory, symbolic links followed: the
+   * path itself when it exists, else its nearest existing parent (where a write would land).
+   * A link that leads nowhere is not confined: a write through it would create its target; nor
+   * is a path the file system cannot hold (a segment longer than a file name may be).
+   */
+  async confined(id: string): Promise<boolean> {
+    let root: string;
+    try {
+      root = await realpath(this.root);
+    } catch {
+      // No directory yet: nothing in it can lead out.
+      return true;
+    }
+    let probe = this.pathOf(id);
+    for (;;) {
+      try {
+        return isWithin(root, await realpath(probe));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+        const info = await lstat(probe).catch(() => undefined);
+        if (info?.isSymbolicLink() === true) return false;
+        // Absent: its parent decides. (Present now: written meanwhile, look again.)
+        if (info === undefined) probe = dirname(probe);
+        if (!isWithin(this.root, probe)) return false;
+      }
+    }
   }
 
   async read(id: string): Promise<{ text: string; mtimeMs: number } | undefined> {
+    if (!(await this.confined(id))) return undefined;
     const path = this.pathOf(id);
     try {
       const [text, info] = await Promise.all([readFile(path, 'utf8'), stat(path)]);
@@ -44,14 +98,16 @@ export class DocFiles implements MirrorFiles {
   }
 
   async write(id: string, text: string): Promise<void> {
+    await this.requireConfined(id);
     await writeAtomically(this.pathOf(id), text);
   }
 
   /** Removes the file and the parent directories it leaves empty (never the docs directory itself). */
   async remove(id: string): Promise<void> {
+    await this.requireConfined(id);
     const path = this.pathOf(id);
     await rm(path, { force: true });
-    for (let dir = dirname(path); relative(this.root, dir) !== '' && !relative(this.root, dir).startsWith('..'); dir = dirname(dir)) {
+    for (let dir = dirname(path); relative(this.root, dir) !== '' && isWithin(this.root, dir); dir = dirname(dir)) {
       try {
         await rmdir(dir);
       } catch {
@@ -71,7 +127,11 @@ export class DocFiles implements MirrorFiles {
     return () => watcher.close();
   }
 
-  /** Only a valid id becomes a path: its segments cannot be `.`, `..` or absolute, so the path stays under the root. */
+  private async requireConfined(id: string): Promise<void> {
+    if (!(await this.confined(id))) throw new Error(`document ${id} resolves outside the docs directory ${this.root} (a symbolic link): left alone`);
+  }
+
+  /** Only a valid id becomes a path: its segments cannot be `.`, `..` or absolute, so the text stays under the root. */
   private pathOf(id: string): string {
     if (!isValidDocumentId(id)) throw new Error(`not a document id: ${id}`);
     return join(this.root, ...id.split('/')) + '.md';

@@ -35,10 +35,9 @@ export function documentTitle(id: string, content: string): string {
   return id.slice(id.lastIndexOf('/') + 1);
 }
 
-function requireId(id: string, field: string): void {
-  if (!isValidDocumentId(id)) {
-    throw new BadRequestError(`${field} must be at most ${MAX_DOCUMENT_ID_LENGTH} characters of path segments that start with a letter or digit ([a-zA-Z0-9_. -])`, { [field]: id });
-  }
+/** Where this coordinator keeps its copy of the documents: an id whose path leads out of it (a symbolic link) is refused. */
+export interface DocumentPaths {
+  confined(id: string): Promise<boolean>;
 }
 
 function toDocument(file: StoredFile & { content: string }): StoredDocument {
@@ -48,20 +47,26 @@ function toDocument(file: StoredFile & { content: string }): StoredDocument {
 /**
  * The documents of the contract's Documents section, stored in the database (shared by every
  * coordinator) and mirrored to the docs directory, with files written there by runs imported.
- * Reads of one document and every write are exact; the list reads the cache.
+ * Reads of one document and every write are exact; the list reads the cache. Of the contract's
+ * write rules, the role is the route's `dags:write`; "sync not in read-only mode" holds while no
+ * repository sync exists, and becomes a check here when it does.
  */
 export class DocumentStore {
-  constructor(private readonly docs: StoredKindCache) {}
+  constructor(
+    private readonly docs: StoredKindCache,
+    /** This coordinator's docs directory; none when it keeps no copy (an empty `docsDir`). */
+    private readonly paths?: DocumentPaths,
+  ) {}
 
   async create(by: string, id: string, content: string): Promise<StoredDocument> {
-    requireId(id, 'id');
+    await this.requireId(id, 'id');
     const file = await this.docs.create(id, content, by);
     if (file?.content == null) throw new AlreadyExistsError('document already exists', { id });
     return toDocument({ ...file, content: file.content });
   }
 
   async get(id: string): Promise<StoredDocument> {
-    requireId(id, 'path');
+    await this.requireId(id, 'path');
     await this.docs.current();
     const file = this.docs.get(id);
     if (file?.content == null) throw new NotFoundError('document not found', { path: id });
@@ -69,20 +74,20 @@ export class DocumentStore {
   }
 
   async update(by: string, id: string, content: string): Promise<StoredDocument> {
-    requireId(id, 'path');
+    await this.requireId(id, 'path');
     const file = await this.docs.update(id, content, by);
     if (file?.content == null) throw new NotFoundError('document not found', { path: id });
     return toDocument({ ...file, content: file.content });
   }
 
   async delete(by: string, id: string): Promise<void> {
-    requireId(id, 'path');
+    await this.requireId(id, 'path');
     if ((await this.docs.delete(id, by)) === undefined) throw new NotFoundError('document not found', { path: id });
   }
 
   async rename(by: string, id: string, newId: string): Promise<StoredDocument> {
-    requireId(id, 'path');
-    requireId(newId, 'newPath');
+    await this.requireId(id, 'path');
+    await this.requireId(newId, 'newPath');
     const outcome = await this.docs.rename(id, newId, by);
     if (!outcome.renamed && outcome.reason === 'missing') throw new NotFoundError('document not found', { path: id });
     if (!outcome.renamed) throw new AlreadyExistsError('a document with that path already exists', { newPath: newId });
@@ -95,6 +100,17 @@ export class DocumentStore {
       .all()
       .flatMap((file) => (file.content !== null ? [{ id: file.name, title: documentTitle(file.name, file.content) }] : []))
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /**
+   * The contract's id rule, and the path resolved on this coordinator's disk must stay in the
+   * docs directory, so no request touches anything outside it.
+   */
+  private async requireId(id: string, field: string): Promise<void> {
+    if (!isValidDocumentId(id)) {
+      throw new BadRequestError(`${field} must be at most ${MAX_DOCUMENT_ID_LENGTH} characters of path segments that start with a letter or digit ([a-zA-Z0-9_. -])`, { [field]: id });
+    }
+    if (this.paths !== undefined && !(await this.paths.confined(id))) throw new BadRequestError(`${field} does not name a file inside the docs directory (a symbolic link leads out of it, or a segment is too long for a file name)`, { [field]: id });
   }
 
   onChange(listener: DocumentListener): void {

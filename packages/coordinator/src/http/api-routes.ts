@@ -17,6 +17,7 @@ import { userRoutes } from '../api/users.routes.js';
 import { oidcRoutes } from '../api/oidc.routes.js';
 import { workspaceRoutes } from '../api/workspaces.routes.js';
 import { profileRoutes } from '../api/profiles.routes.js';
+import { docRoutes } from '../api/docs.routes.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
 import { RunCommands } from '../runs/run-commands.js';
@@ -50,5 +51,6 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...webhookRoutes(parts.webhooks),
     ...workspaceRoutes(parts.workspaces),
     ...profileRoutes(parts.profiles),
+    ...docRoutes(parts.documents),
   ];
 }

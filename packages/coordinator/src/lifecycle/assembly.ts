@@ -102,6 +102,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   const specs = new SpecCache(db);
   const peers = new Peers();
   const startedAt = new Date();
+  const docFiles = config.docsDir !== '' ? new DocFiles(config.docsDir) : undefined;
   const leadership = new SchedulerLeadership(db, instanceId, config.schedulerLeaseTtlMs, logger);
   const metrics = new ServiceMetrics({
     db,
@@ -161,9 +162,9 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     instanceId,
     startedAt,
     storedFiles,
-    mirrors: directoryMirrors(config, logger, db, storedFiles),
+    mirrors: directoryMirrors(config, logger, db, storedFiles, docFiles),
     index,
-    documents: new DocumentStore(storedFiles.doc),
+    documents: new DocumentStore(storedFiles.doc, docFiles),
     globalQueues,
     queueLimits,
     registry,
@@ -196,12 +197,12 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
 }
 
 /** The DAGs directory, the base configuration file and the docs directory, where configured, each following its kind in the database. */
-function directoryMirrors(config: ServerConfig, logger: Logger, db: Db, stored: StoredFileCaches): DirectoryMirror[] {
+function directoryMirrors(config: ServerConfig, logger: Logger, db: Db, stored: StoredFileCaches, docFiles: DocFiles | undefined): DirectoryMirror[] {
   const mirror = (cache: StoredKindCache, files: MirrorFiles) => new DirectoryMirror(db, cache, files, logger, `directory ${files.root}`);
   return [
     ...(config.baseConfig !== undefined ? [mirror(stored.base, new SingleFile(config.baseConfig, BASE_CONFIG_NAME))] : []),
     mirror(stored.dag, new DagFiles(config.dagsDir)),
-    ...(config.docsDir !== '' ? [mirror(stored.doc, new DocFiles(config.docsDir))] : []),
+    ...(docFiles !== undefined ? [mirror(stored.doc, docFiles)] : []),
   ];
 }
 

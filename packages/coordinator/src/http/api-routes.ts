@@ -17,6 +17,8 @@ import { userRoutes } from '../api/users.routes.js';
 import { oidcRoutes } from '../api/oidc.routes.js';
 import { workspaceRoutes } from '../api/workspaces.routes.js';
 import { profileRoutes } from '../api/profiles.routes.js';
+import { searchRoutes } from '../api/search.routes.js';
+import { SearchQueries } from '../search/search-queries.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
 import { RunCommands } from '../runs/run-commands.js';
@@ -50,5 +52,6 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...webhookRoutes(parts.webhooks),
     ...workspaceRoutes(parts.workspaces),
     ...profileRoutes(parts.profiles),
+    ...searchRoutes(new SearchQueries(parts.search, index)),
   ];
 }

@@ -212,13 +212,13 @@ describe('GET /docs/search and GET /dags/search', () => {
     assertBadRequest(await get(a, `/docs/search?q=${'x'.repeat(257)}`), 'q');
   });
 
-  test('/dags/search finds what /search/dags finds, with the same lines', async () => {
+  test('/dags/search finds what /search/dags finds, with the same preview lines', async () => {
     const legacy = await get(a, '/dags/search?q=Needle');
     const paged = await get(a, '/search/dags?q=Needle&limit=100');
     assert.deepEqual(fileNames(legacy.json), fileNames(paged.json));
     const legacyBeta = (legacy.json.results as Json[]).find((r) => r.fileName === 'beta');
-    assert.equal((legacyBeta?.matches as Match[]).length, 12);
-    assert.deepEqual((legacyBeta?.matches as Match[]).slice(0, 3), (paged.json.results as Json[]).find((r) => r.fileName === 'beta')?.matches);
+    assert.deepEqual((legacyBeta?.matches as Match[]).map((m) => m.lineNumber), [3, 5, 7]);
+    assert.deepEqual(legacyBeta?.matches, (paged.json.results as Json[]).find((r) => r.fileName === 'beta')?.matches);
     assert.equal((legacyBeta?.dag as Json).name, 'beta');
     assertBadRequest(await get(a, `/dags/search?q=${'x'.repeat(257)}`), 'q');
   });

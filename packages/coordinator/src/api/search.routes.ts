@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { DAG_FILE_NAME } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
 import { isValidDocumentId, MAX_DOCUMENT_ID_LENGTH } from '../documents/document-id.js';
-import type { SearchQueries } from '../search/search-queries.js';
+import { PREVIEW_MATCHES, type SearchQueries } from '../search/search-queries.js';
 import { dagSearchSchema } from './dag.schemas.js';
 import { docSearchPageSchema, docsSearchSchema, dagSearchPageSchema, matchPageQuery, matchPageSchema, resultPageQuery, searchText } from './search.schemas.js';
 
@@ -17,7 +17,7 @@ function searchDags(search: SearchQueries): AnyRoute {
     path: '/search/dags',
     operationId: 'searchDagSpecs',
     permission: 'dags:read',
-    summary: 'Search DAG specs: matching DAGs by file name, each with its first matching lines',
+    summary: `Search DAG specs: matching DAGs by file name, each with its first ${PREVIEW_MATCHES} matching lines`,
     tag: 'search',
     response: dagSearchPageSchema,
     query: resultPageQuery,
@@ -31,7 +31,7 @@ function searchDocs(search: SearchQueries): AnyRoute {
     path: '/search/docs',
     operationId: 'searchDocuments',
     permission: 'dags:read',
-    summary: 'Search documents: matching documents by id, each with its first matching lines',
+    summary: `Search documents: matching documents by id, each with its first ${PREVIEW_MATCHES} matching lines`,
     tag: 'search',
     response: docSearchPageSchema,
     query: resultPageQuery,
@@ -45,7 +45,7 @@ function dagMatches(search: SearchQueries): AnyRoute {
     path: '/search/dags/{fileName}/matches',
     operationId: 'searchDagMatches',
     permission: 'dags:read',
-    summary: 'More matching lines of one DAG spec',
+    summary: 'More matching lines of one DAG spec, 20 a page',
     tag: 'search',
     response: matchPageSchema,
     params: z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') }),
@@ -61,7 +61,7 @@ function docMatches(search: SearchQueries): AnyRoute {
     path: '/search/docs/matches',
     operationId: 'searchDocumentMatches',
     permission: 'dags:read',
-    summary: 'More matching lines of one document',
+    summary: 'More matching lines of one document, 20 a page',
     tag: 'search',
     response: matchPageSchema,
     query: matchPageQuery.extend({ path: documentPath }),
@@ -76,7 +76,7 @@ function docsSearch(search: SearchQueries): AnyRoute {
     path: '/docs/search',
     operationId: 'searchDocs',
     permission: 'dags:read',
-    summary: 'Every document whose text matches, with its first matching lines',
+    summary: `Every document whose text matches, with its first ${PREVIEW_MATCHES} matching lines (/search/docs/matches has the rest)`,
     tag: 'docs',
     response: docsSearchSchema,
     query: z.object({ q: searchText }),
@@ -90,7 +90,7 @@ function legacyDagSearch(search: SearchQueries): AnyRoute {
     path: '/dags/search',
     operationId: 'searchDags',
     permission: 'dags:read',
-    summary: 'Full-text search over DAG specs (legacy): every matching DAG, un-paged; /search/dags pages',
+    summary: `Full-text search over DAG specs (legacy): every matching DAG with its first ${PREVIEW_MATCHES} matching lines, un-paged; /search/dags pages`,
     tag: 'dags',
     response: dagSearchSchema,
     query: z.object({ q: searchText }),

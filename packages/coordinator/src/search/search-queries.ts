@@ -5,9 +5,13 @@ import { encodeCursor, keyCursor, lineCursor } from './search-cursor.js';
 import type { SearchIndex } from './search-index.js';
 import type { CorpusHit, MatchPage, TextCorpus } from './text-corpus.js';
 
-/** Matching lines shown with each result; the `matches` endpoints page through the rest. */
+/**
+ * Matching lines shown with each result, by every search endpoint (the un-paged ones too: a
+ * word on every line of 1,000 documents would otherwise answer megabytes); the `matches`
+ * endpoints page through the rest.
+ */
 export const PREVIEW_MATCHES = 3;
-/** Matching lines per page of one item's matches, and per result of the endpoints without cursors. */
+/** Matching lines per page of one item's matches. */
 export const MATCHES_PER_PAGE = 20;
 
 export interface ResultPageRequest {
@@ -61,12 +65,12 @@ export class SearchQueries {
 
   /** The contract's `/docs/search`: every matching document with its first matching lines. */
   docsSearch(q: string) {
-    return { results: this.index.docs.searchAll(q.toLowerCase(), MATCHES_PER_PAGE).map((hit) => ({ id: hit.key, title: hit.label, matches: hit.matches })) };
+    return { results: this.index.docs.searchAll(q.toLowerCase(), PREVIEW_MATCHES).map((hit) => ({ id: hit.key, title: hit.label, matches: hit.matches })) };
   }
 
   /** The legacy `/dags/search`: every matching DAG with its list item and first matching lines. */
   legacyDagSearch(q: string) {
-    const results = this.index.dags.searchAll(q.toLowerCase(), MATCHES_PER_PAGE).flatMap((hit) => {
+    const results = this.index.dags.searchAll(q.toLowerCase(), PREVIEW_MATCHES).flatMap((hit) => {
       const entry = this.definitions.get(hit.key);
       return entry !== undefined ? [{ name: entry.name, fileName: entry.fileName, dag: listItemDag(entry), matches: hit.matches }] : [];
     });

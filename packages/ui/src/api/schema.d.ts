@@ -1259,7 +1259,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search DAG specs: matching DAGs by file name, each with its first matching lines */
+        /** Search DAG specs: matching DAGs by file name, each with its first 3 matching lines */
         get: operations["searchDagSpecs"];
         put?: never;
         post?: never;
@@ -1276,7 +1276,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Search documents: matching documents by id, each with its first matching lines */
+        /** Search documents: matching documents by id, each with its first 3 matching lines */
         get: operations["searchDocuments"];
         put?: never;
         post?: never;
@@ -1293,7 +1293,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** More matching lines of one DAG spec */
+        /** More matching lines of one DAG spec, 20 a page */
         get: operations["searchDagMatches"];
         put?: never;
         post?: never;
@@ -1310,7 +1310,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** More matching lines of one document */
+        /** More matching lines of one document, 20 a page */
         get: operations["searchDocumentMatches"];
         put?: never;
         post?: never;
@@ -1327,7 +1327,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every document whose text matches, with its first matching lines */
+        /** Every document whose text matches, with its first 3 matching lines (/search/docs/matches has the rest) */
         get: operations["searchDocs"];
         put?: never;
         post?: never;
@@ -1344,7 +1344,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Full-text search over DAG specs (legacy): every matching DAG, un-paged; /search/dags pages */
+        /** Full-text search over DAG specs (legacy): every matching DAG with its first 3 matching lines, un-paged; /search/dags pages */
         get: operations["searchDags"];
         put?: never;
         post?: never;

@@ -3,6 +3,9 @@
 // database edits, and the first one's search follows within the issue's bound.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 
@@ -30,6 +33,8 @@ const DAGS: Record<string, string> = {
 let a: TestCoordinator;
 let b: TestCoordinator;
 let cleanup: () => Promise<void>;
+/** A's docs directory: one document file, and files whose names are not document ids. */
+let docsA: string;
 
 const get = async (t: TestCoordinator, path: string) => t.call('GET', path);
 const q = (text: string) => encodeURIComponent(text);
@@ -53,7 +58,12 @@ function assertBadRequest(res: { status: number; json: Json }, field: string): v
 before(async () => {
   const opened = await openTestDb('search_endpoints');
   cleanup = opened.cleanup;
-  a = await startTestCoordinator('search_a', DAGS, {}, { db: opened.db });
+  docsA = mkdtempSync(join(tmpdir(), 'trellis-search-docs-'));
+  mkdirSync(join(docsA, '.hidden'));
+  writeFileSync(join(docsA, 'from-disk.md'), 'an imported-word\n');
+  writeFileSync(join(docsA, '_draft.md'), 'an imported-word\n');
+  writeFileSync(join(docsA, '.hidden', 'secret.md'), 'an imported-word\n');
+  a = await startTestCoordinator('search_a', DAGS, { docsDir: docsA }, { db: opened.db });
   b = await startTestCoordinator('search_b', {}, {}, { db: opened.second !== undefined ? await opened.second() : opened.db });
   await a.coordinator.documents.create('tester', 'runbooks/deploy', '---\ntitle: Deploying safely\n---\n# Deploy\nCheck the NEEDLE first.\nthen the needle again\n');
   await a.coordinator.documents.create('tester', 'notes', 'plain text, no match\n');
@@ -63,6 +73,7 @@ before(async () => {
 after(async () => {
   await Promise.all([a.stop(), b.stop()]);
   await cleanup();
+  rmSync(docsA, { recursive: true, force: true });
 });
 
 describe('GET /search/dags', () => {
@@ -188,6 +199,11 @@ describe('GET /search/docs and /search/docs/matches', () => {
     assert.deepEqual([docIds(paged.json), paged.json.hasMore], [['oncall'], true]);
     const rest = await get(a, `/search/docs?q=needle&limit=1&cursor=${q(paged.json.nextCursor as string)}`);
     assert.deepEqual([docIds(rest.json), rest.json.hasMore], [['runbooks/deploy'], false]);
+  });
+
+  test('files in the docs directory whose names are not document ids are not searched', async () => {
+    assert.deepEqual(docIds((await get(a, '/search/docs?q=imported-word')).json), ['from-disk']);
+    assert.deepEqual(docIds((await get(a, '/docs/search?q=imported-word')).json), ['from-disk']);
   });
 
   test('one document\'s matches by path; 404 for a missing document; traversal and bad ids are 400', async () => {

@@ -2,7 +2,6 @@ import type { StoredFile } from '@trellis/store';
 import type { DagIndex } from '../definitions/dag-index.js';
 import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import { documentTitle } from '../documents/document-store.js';
-import { isValidDocumentId } from '../documents/document-id.js';
 import { TextCorpus } from './text-corpus.js';
 
 /**
@@ -30,9 +29,9 @@ export class SearchIndex {
     this.documents.onChange((file) => this.applyDocument(file));
   }
 
-  /** Files whose names are not document ids are not documents (the contract skips them from search). */
+  /** Stored documents have valid ids: the docs directory's import skips files named otherwise. */
   private applyDocument(file: StoredFile): void {
-    if (file.content === null || !isValidDocumentId(file.name)) this.docs.delete(file.name);
+    if (file.content === null) this.docs.delete(file.name);
     else this.docs.set(file.name, documentTitle(file.name, file.content), file.content);
   }
 }

@@ -4,7 +4,7 @@ import { actorOf, defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
 import { paginationOf, paginationQuery } from './pagination.js';
-import { dagDetailsResponseSchema, dagListSchema, dagSearchSchema, dagSpecSchema, errorsOnlySchema, validationSchema } from './dag.schemas.js';
+import { dagDetailsResponseSchema, dagListSchema, dagSpecSchema, errorsOnlySchema, validationSchema } from './dag.schemas.js';
 import { runDetailsResponseSchema, runSummarySchema } from './run.schemas.js';
 
 export interface DagRoutesDeps {
@@ -221,21 +221,6 @@ function renameDag({ commands }: DagRoutesDeps): AnyRoute {
   });
 }
 
-function searchDags({ queries }: DagRoutesDeps): AnyRoute {
-  return defineRoute({
-    method: 'get',
-    path: '/dags/search',
-    operationId: 'searchDags',
-
-    permission: 'dags:read',
-    summary: 'Full-text search over DAG specs (legacy)',
-    tag: 'dags',
-    response: dagSearchSchema,
-    query: z.object({ q: z.string({ error: 'q is required' }).min(1, 'q is required') }),
-    handler: ({ query }) => Promise.resolve({ results: queries.search(query.q), errors: [] }),
-  });
-}
-
 export function dagRoutes(deps: DagRoutesDeps): AnyRoute[] {
-  return [listRunsOfDag(deps), getRunOfDag(deps), stopAllRunsOfDag(deps), suspendDag(deps), listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getDagSpec(deps), updateDagSpec(deps), validateDagSpec(deps), renameDag(deps), searchDags(deps)];
+  return [listRunsOfDag(deps), getRunOfDag(deps), stopAllRunsOfDag(deps), suspendDag(deps), listDags(deps), createDag(deps), getDag(deps), deleteDag(deps), getDagSpec(deps), updateDagSpec(deps), validateDagSpec(deps), renameDag(deps)];
 }

@@ -4,7 +4,7 @@ import type { RunQueries } from '../runs/run-queries.js';
 import type { RunService } from '../runs/run-service.js';
 import type { DagIndex, IndexedDag } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
-import { dagDetails, listItem, listItemDag } from './dag-payloads.js';
+import { dagDetails, listItem } from './dag-payloads.js';
 
 export interface DagQueryDeps {
   db: Db;
@@ -24,9 +24,6 @@ export interface DagListFilter {
   page: number;
   perPage: number;
 }
-
-/** How many matching lines per DAG the legacy search returns. */
-const MAX_SEARCH_MATCHES = 20;
 
 /** How many recent runs the per-DAG history and its grid show. */
 const HISTORY_RUNS = 30;
@@ -82,23 +79,6 @@ export class DagQueries {
       warnings: result.warnings,
       ...(result.dag !== undefined ? { dag: toDagDetail(result.dag) } : {}),
     };
-  }
-
-  /** Case-insensitive full-text search over specs, by file name. */
-  search(text: string) {
-    const needle = text.toLowerCase();
-    return this.deps.index
-      .all()
-      .map((entry) => {
-        const matches = entry.text
-          .split('\n')
-          .map((line, i) => ({ line, lineNumber: i + 1, startLine: i + 1 }))
-          .filter((m) => m.line.toLowerCase().includes(needle))
-          .slice(0, MAX_SEARCH_MATCHES);
-        return { name: entry.name, fileName: entry.fileName, dag: listItemDag(entry), matches };
-      })
-      .filter((r) => r.matches.length > 0)
-      .sort((a, b) => a.fileName.localeCompare(b.fileName));
   }
 
   /** The recent runs of a DAG and, per step, its status in each of them (0 where it did not run). */

@@ -18,6 +18,8 @@ import { oidcRoutes } from '../api/oidc.routes.js';
 import { workspaceRoutes } from '../api/workspaces.routes.js';
 import { profileRoutes } from '../api/profiles.routes.js';
 import { docRoutes } from '../api/docs.routes.js';
+import { searchRoutes } from '../api/search.routes.js';
+import { SearchQueries } from '../search/search-queries.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
 import { RunCommands } from '../runs/run-commands.js';
@@ -52,5 +54,6 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...workspaceRoutes(parts.workspaces),
     ...profileRoutes(parts.profiles),
     ...docRoutes(parts.documents),
+    ...searchRoutes(new SearchQueries(parts.search, index)),
   ];
 }

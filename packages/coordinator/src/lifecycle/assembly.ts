@@ -8,6 +8,7 @@ import { DirectoryMirror, type MirrorFiles } from '../stored-files/directory-mir
 import { SingleFile } from '../stored-files/single-file.js';
 import { DocFiles } from '../documents/doc-files.js';
 import { DocumentStore } from '../documents/document-store.js';
+import { SearchIndex } from '../search/search-index.js';
 import { Dispatcher } from '../admission/dispatcher.js';
 import { QueueLimits } from '../admission/placement.js';
 import { RemotePollers } from '../admission/remote-pollers.js';
@@ -53,6 +54,8 @@ export interface CoordinatorParts {
   mirrors: DirectoryMirror[];
   index: DagIndex;
   documents: DocumentStore;
+  /** DAG specs and documents as search reads them, following the same change feeds. */
+  search: SearchIndex;
   globalQueues: Map<string, number>;
   queueLimits: QueueLimits;
   registry: WorkerRegistry;
@@ -165,6 +168,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     mirrors: directoryMirrors(config, logger, db, storedFiles, docFiles),
     index,
     documents: new DocumentStore(storedFiles.doc, docFiles),
+    search: new SearchIndex(index, storedFiles.doc),
     globalQueues,
     queueLimits,
     registry,

@@ -131,7 +131,7 @@ export class CoordinatorLifecycle {
    * changed on disk), then indexes the DAGs; only then listens to changes, so the initial load
    * records no events.
    */
-  private async startIndex({ db, index, queueLimits, logger, storedFiles, mirrors, instanceId }: CoordinatorParts, watch: boolean): Promise<void> {
+  private async startIndex({ db, index, search, queueLimits, logger, storedFiles, mirrors, instanceId }: CoordinatorParts, watch: boolean): Promise<void> {
     this.opened.push('stored file notifications', () => storedFiles.stop());
     await storedFiles.start();
     for (const mirror of mirrors) {
@@ -139,6 +139,7 @@ export class CoordinatorLifecycle {
       await mirror.start({ watch });
     }
     index.start();
+    search.start();
     index.onChange((fileName, entry, origin) => {
       // Every coordinator sees the change; the one that wrote it records it in the shared event log.
       if (origin !== instanceId) return;

@@ -452,23 +452,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/dags/search": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Full-text search over DAG specs (legacy) */
-        get: operations["searchDags"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/services/scheduler/pause": {
         parameters: {
             query?: never;
@@ -1323,6 +1306,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/search/dags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Search DAG specs: matching DAGs by file name, each with its first 3 matching lines */
+        get: operations["searchDagSpecs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/search/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Search documents: matching documents by id, each with its first 3 matching lines */
+        get: operations["searchDocuments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/search/dags/{fileName}/matches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** More matching lines of one DAG spec, 20 a page */
+        get: operations["searchDagMatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/search/docs/matches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** More matching lines of one document, 20 a page */
+        get: operations["searchDocumentMatches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every document whose text matches, with its first 3 matching lines (/search/docs/matches has the rest) */
+        get: operations["searchDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dags/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Full-text search over DAG specs (legacy): every matching DAG with its first 3 matching lines, un-paged; /search/dags pages */
+        get: operations["searchDags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1802,6 +1887,60 @@ export interface components {
             content: string;
             createdAt: string;
             updatedAt: string;
+        };
+        DagSearchPage: {
+            results: {
+                fileName: string;
+                name: string;
+                /** @description The first matching lines */
+                matches: components["schemas"]["SearchMatch"][];
+                /** @description Whether more lines match than `matches` shows */
+                hasMoreMatches: boolean;
+                /** @description The cursor of the item's `matches` endpoint for the lines after these; present when `hasMoreMatches` */
+                nextMatchesCursor?: string;
+            }[];
+            /** @description Whether more results follow this page */
+            hasMore: boolean;
+            /** @description Opaque cursor of the next page; present when `hasMore` */
+            nextCursor?: string;
+        };
+        SearchMatch: {
+            /** @description The matching line */
+            line: string;
+            /** @description Its 1-based line number */
+            lineNumber: number;
+            /** @description The first line of the snippet (the matching line itself) */
+            startLine: number;
+        };
+        DocSearchPage: {
+            results: {
+                id: string;
+                title: string;
+                /** @description The first matching lines */
+                matches: components["schemas"]["SearchMatch"][];
+                /** @description Whether more lines match than `matches` shows */
+                hasMoreMatches: boolean;
+                /** @description The cursor of the item's `matches` endpoint for the lines after these; present when `hasMoreMatches` */
+                nextMatchesCursor?: string;
+            }[];
+            /** @description Whether more results follow this page */
+            hasMore: boolean;
+            /** @description Opaque cursor of the next page; present when `hasMore` */
+            nextCursor?: string;
+        };
+        SearchMatchPage: {
+            matches: components["schemas"]["SearchMatch"][];
+            /** @description Whether more results follow this page */
+            hasMore: boolean;
+            /** @description Opaque cursor of the next page; present when `hasMore` */
+            nextCursor?: string;
+        };
+        DocsSearchResults: {
+            results: {
+                id: string;
+                title: string;
+                matches: components["schemas"]["SearchMatch"][];
+            }[];
         };
     };
     responses: never;
@@ -3036,6 +3175,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Internal error */
             500: {
                 headers: {
@@ -3093,6 +3241,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3997,78 +4154,6 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Internal error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    searchDags: {
-        parameters: {
-            query: {
-                q: string;
-                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
-                remoteNode?: "local";
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        results: {
-                            name: string;
-                            fileName: string;
-                            dag: components["schemas"]["DagSummary"];
-                            matches: {
-                                line: string;
-                                lineNumber: number;
-                                startLine: number;
-                            }[];
-                        }[];
-                        errors: string[];
-                    };
-                };
-            };
-            /** @description Bad request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Forbidden */
-            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9133,6 +9218,418 @@ export interface operations {
             };
             /** @description Conflict */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDagSpecs: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The `nextCursor` of the previous page, with the same `q` */
+                cursor?: string;
+                /** @description Results per page (default 20, max 100) */
+                limit?: number;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DagSearchPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDocuments: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The `nextCursor` of the previous page, with the same `q` */
+                cursor?: string;
+                /** @description Results per page (default 20, max 100) */
+                limit?: number;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocSearchPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDagMatches: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The `nextCursor` of the previous page, with the same `q` */
+                cursor?: string;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path: {
+                fileName: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchMatchPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDocumentMatches: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The `nextCursor` of the previous page, with the same `q` */
+                cursor?: string;
+                /** @description The document id */
+                path: string;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchMatchPage"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDocs: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DocsSearchResults"];
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    searchDags: {
+        parameters: {
+            query: {
+                /** @description Text to find, case-insensitively, within one line (1-256 characters) */
+                q: string;
+                /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
+                remoteNode?: "local";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        results: {
+                            name: string;
+                            fileName: string;
+                            dag: components["schemas"]["DagSummary"];
+                            matches: {
+                                line: string;
+                                lineNumber: number;
+                                startLine: number;
+                            }[];
+                        }[];
+                        errors: string[];
+                    };
+                };
+            };
+            /** @description Bad request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

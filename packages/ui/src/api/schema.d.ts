@@ -269,7 +269,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: the run log as it grows (`log` events, id = byte offset, resumable with Last-Event-ID), then `end` when the run has ended */
+        /** Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID), then `end` when the run has ended */
         get: operations["streamDagRunLog"];
         put?: never;
         post?: never;
@@ -894,7 +894,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD */
+        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled) */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -1382,6 +1382,10 @@ export interface components {
             error: string;
             attemptId: string;
             triggeredBy: components["schemas"]["TriggeredBy"];
+            /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
+            profileName: string;
+            /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
+            profileEntries: components["schemas"]["RunProfileEntry"][];
             /** @description Why a queued run waits; only while queued */
             conditions?: components["schemas"]["QueuedCondition"][];
         };
@@ -1396,6 +1400,17 @@ export interface components {
             id: string;
             /** @description Username, API key name, or the webhook's DAG name */
             name: string;
+        };
+        /** @description One runtime-profile entry the run resolved: never its value */
+        RunProfileEntry: {
+            key: string;
+            /** @enum {string} */
+            kind: "variable" | "secret";
+            /**
+             * @description Where the entry's value came from: Global defaults, the DAG's workspace defaults, or the selected profile
+             * @enum {string}
+             */
+            layer: "global" | "workspace" | "profile";
         };
         QueuedCondition: {
             /** @enum {string} */
@@ -1429,6 +1444,10 @@ export interface components {
             error: string;
             attemptId: string;
             triggeredBy: components["schemas"]["TriggeredBy"];
+            /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
+            profileName: string;
+            /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
+            profileEntries: components["schemas"]["RunProfileEntry"][];
             /** @description Why a queued run waits; only while queued */
             conditions?: components["schemas"]["QueuedCondition"][];
             nodes: components["schemas"]["Node"][];
@@ -4118,7 +4137,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4211,7 +4230,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -4304,7 +4323,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                     timeout: number;
@@ -4488,7 +4507,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4526,6 +4545,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4572,7 +4600,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -4610,6 +4638,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

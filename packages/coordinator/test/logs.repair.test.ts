@@ -2,15 +2,19 @@
 // before logs were stored in the database (files only), and a followed log resumed across a retry.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Db } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
+import { MAX_HELD_LOG_BYTES } from '../src/execution/persisting-reporter.js';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { readEvents, type SseEvent } from './support/sse-events.js';
 
 const DAGS = {
   // Four lines a while apart: each goes to the database in a write of its own.
   lines: 'steps:\n  - name: write\n    command: for i in 1 2 3 4; do echo "line $i"; sleep 0.2; done\n',
+  // 40 MiB in lines of 64 bytes: more than a local run holds while the database refuses its logs.
+  flood: 'steps:\n  - name: write\n    command: yes 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde | head -c 41943040\n',
   legacy: 'steps:\n  - name: count\n    command: seq 1 20000\n',
   again: 'steps:\n  - name: say\n    command: echo hello again\n',
 };
@@ -19,6 +23,7 @@ const DAGS = {
 class FlakyDb {
   failures = 0;
   private failing: ((sql: string, params: unknown[]) => boolean) | undefined;
+  private once = true;
   readonly db: Db;
 
   constructor(real: Db) {
@@ -34,11 +39,22 @@ class FlakyDb {
   /** The next statement `matches` picks fails, once. */
   failOnce(matches: (sql: string, params: unknown[]) => boolean): void {
     this.failing = matches;
+    this.once = true;
+  }
+
+  /** Every statement `matches` picks fails until heal(). */
+  failAll(matches: (sql: string, params: unknown[]) => boolean): void {
+    this.failing = matches;
+    this.once = false;
+  }
+
+  heal(): void {
+    this.failing = undefined;
   }
 
   private query(target: Db, sql: string, params?: unknown[]) {
     if (this.failing?.(sql, params ?? []) === true) {
-      this.failing = undefined;
+      if (this.once) this.failing = undefined;
       this.failures += 1;
       return Promise.reject(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }));
     }
@@ -81,6 +97,32 @@ describe('run logs in the database: failures, upgrades, retries', () => {
     assert.equal(Buffer.concat(chunks.map((c) => Buffer.from(c.data))).toString(), 'line 1\nline 2\nline 3\nline 4\n');
     const page = (await t.call('GET', '/dag-runs/lines/flaky-1/steps/write/log')).json;
     assert.deepEqual([page.content, page.totalLines], ['line 1\nline 2\nline 3\nline 4', 4]);
+  });
+
+  test('while the database refuses log writes a run holds at most MAX_HELD_LOG_BYTES: the stored log then ends there, without a hole', async () => {
+    const FILE_BYTES = 40 * 1024 * 1024;
+    flaky.failAll((sql) => sql.includes('INSERT INTO run_log_chunks'));
+    assert.equal((await t.call('POST', '/dags/flood/start', { dagRunId: 'flood-1' })).status, 200);
+    const out = async (): Promise<string | undefined> => {
+      for (const deadline = Date.now() + 60_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+        const file = readdirSync(t.dir, { recursive: true, encoding: 'utf8' }).find((f) => f.includes('flood-1') && f.endsWith('write.out'));
+        if (file !== undefined && statSync(join(t.dir, file)).size === FILE_BYTES) return join(t.dir, file);
+      }
+      return undefined;
+    };
+    assert.ok((await out()) !== undefined, 'the step wrote its output');
+    flaky.heal();
+    assert.equal((await t.waitForRunStatus('flood', 'flood-1', [2, 3, 4, 6, 8], 60_000)).status, 4);
+    const [stored] = await flaky.db.query<{ size: string; held: string }>(
+      "SELECT s.size::text AS size, (SELECT coalesce(sum(length(c.data)), 0) FROM run_log_chunks c WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream)::text AS held FROM run_log_streams s JOIN runs r ON r.id = s.run_id WHERE r.dag_run_id = $1 AND s.stream = 'write.out'",
+      ['flood-1'],
+    );
+    const size = Number(stored?.size ?? 0);
+    assert.ok(size > 0 && size <= MAX_HELD_LOG_BYTES, `stored ${size} bytes`);
+    assert.equal(Number(stored?.held), size, 'every stored byte lies before the stored end: no hole');
+    // The file on this coordinator's disk still holds the rest: the first read stores it.
+    const tail = (await t.call('GET', '/dag-runs/flood/flood-1/steps/write/log?tail=1')).json;
+    assert.deepEqual([tail.content, tail.totalLines], ['0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde', FILE_BYTES / 64]);
   });
 
   test("a run's logs from before the database held them are imported from this coordinator's disk on first read", async () => {

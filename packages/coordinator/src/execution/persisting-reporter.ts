@@ -9,14 +9,14 @@ import type { LogFollowers } from '../logs/log-followers.js';
 const BATCH_WINDOW_MS = 15;
 /**
  * Log bytes held while the database refuses writes. A stream whose next chunk would pass this
- * keeps nothing more: its stored log ends at its last byte stored, never with a hole.
+ * keeps nothing more: its stored log ends with the bytes held before it, never with a hole.
  */
 export const MAX_HELD_LOG_BYTES = 32 * 1024 * 1024;
 /** Failed log writes are retried after 100 ms, doubling up to 5 s ... */
 const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
 /** ... for this long; then what is held is dropped as above, so a run never waits on a database that stays down. */
-export const RETRY_FOR_MS = 2 * 60 * 1000;
+const RETRY_FOR_MS = 2 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -57,7 +57,7 @@ export class PersistingReporter implements RunReporter {
     const stream = relativeUnder(this.runDir, chunk.path);
     if (stream === undefined || this.cut.has(stream)) return;
     if (this.heldBytes + chunk.data.length > MAX_HELD_LOG_BYTES) {
-      this.cutStream(stream, 'more log output waited for the database than is held', chunk.offset);
+      this.cutStream(stream, `more than ${MAX_HELD_LOG_BYTES} bytes of log output waited for the database`, chunk.offset);
       return;
     }
     this.heldBytes += chunk.data.length;
@@ -148,14 +148,15 @@ export class PersistingReporter implements RunReporter {
 
   /** The database stayed down for RETRY_FOR_MS: what is held is dropped, and its streams keep nothing more. */
   private dropHeld(): void {
-    for (const stream of new Set(this.logs.map((c) => c.stream))) this.cutStream(stream, `the database failed every log write for ${RETRY_FOR_MS / 1000}s`, 0);
+    const dropped = this.logs;
+    this.logs = [];
+    this.heldBytes = 0;
+    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, `the database failed every log write for ${RETRY_FOR_MS / 1000}s`, dropped.find((c) => c.stream === stream)?.offset ?? 0);
   }
 
-  private cutStream(stream: string, reason: string, nextOffset: number): void {
-    const dropped = this.logs.filter((c) => c.stream === stream);
-    this.logs = this.logs.filter((c) => c.stream !== stream);
-    this.heldBytes -= dropped.reduce((sum, c) => sum + c.data.length, 0);
+  /** The stream keeps nothing from byte `from` on (what is held before it is still stored). */
+  private cutStream(stream: string, reason: string, from: number): void {
     this.cut.add(stream);
-    this.logger.error('a run log is cut short: the rest of its output is not stored', { runId: this.run.id, stream, reason, storedUpTo: dropped[0]?.offset ?? nextOffset });
+    this.logger.error('a run log is cut short: the rest of its output is not stored', { runId: this.run.id, stream, reason, storedUpTo: from });
   }
 }

@@ -85,6 +85,22 @@ describe('worker protocol', () => {
     assert.deepEqual(workers.workers[1]?.labels, { pool: 'x', zone: 'eu' });
   });
 
+  test('a log chunk past the stored end is refused and counted; the sequence moves on, so the run still ends', async () => {
+    const refusedBytes = async () => Number(/^svc_log_bytes_refused_total (\d+)$/m.exec(await (await fetch(`${t.coordinator.apiUrl}/metrics`)).text())?.[1]);
+    const before = await refusedBytes();
+    const task = await startedTask('gap1');
+    const events = [
+      { seq: 1, log: { stream: 'greet.out', offset: 0, data: Buffer.from('one\n') } },
+      // Bytes 4-9 never came (a batch the worker dropped): resending this chunk could never fill them.
+      { seq: 2, log: { stream: 'greet.out', offset: 10, data: Buffer.from('three\n') } },
+      { seq: 3, statusJson: snapshot(task, 4, 4, 'greet.out') },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events })).appliedSeq, 3);
+    assert.equal((await details('gap1')).status, 4);
+    assert.equal(await stepLog('gap1'), 'one', 'nothing is stored past the hole');
+    assert.equal((await refusedBytes()) - before, 6);
+  });
+
   test('reports apply in order, resends change nothing, log chunks land at their offsets, stale attempts are refused', async () => {
     const task = await startedTask('r1');
     const first = [

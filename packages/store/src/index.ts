@@ -48,6 +48,7 @@ export { appendOwnLogChunks, type OwnLogStreams } from './logs/append-own-log-ch
 export { appendLogChunks, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
 export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './logs/log-stream.js';
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
+export { storedLogSize } from './logs/stored-log-size.js';
 export {
   createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
   type StoredFile, type StoredFileWriter, type RenameOutcome,

@@ -4,7 +4,7 @@ import { isRunStatus, runStatusLabel, BadRequestError, type RunStatus } from '@t
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
-import type { LogFollow } from '../logs/log-follow.js';
+import type { LogFollow, LogResume } from '../logs/log-follow.js';
 import { RUN_LOG, type LogTarget } from '../runs/run-queries.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -25,17 +25,44 @@ function frame(event: RunEvent): string {
   return `id: ${event.id}\nevent: run\ndata: ${JSON.stringify(body)}\n\n`;
 }
 
+const EVENT_OFFSET = /^\d{1,16}$/;
+/** A log event's id: `<attemptId>:<byte offset>`. */
+const LOG_EVENT_ID = /^([A-Za-z0-9-]{1,64}):(\d{1,16})$/;
+
+/** A number of an event id, or undefined when it is none (or beyond what a JavaScript number holds exactly). */
+function idNumber(text: string): number | undefined {
+  const id = EVENT_OFFSET.test(text) ? Number(text) : Number.NaN;
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+function badEventId(lastId: string, form: string): BadRequestError {
+  return new BadRequestError(`Last-Event-ID must be the id of an event this stream sent (${form})`, { lastEventId: lastId.slice(0, 64) });
+}
+
 /**
- * The event id a client resumes after: an integer this server handed out (an event log key, or
- * a byte offset of a log). One that is no such id (or beyond what a JavaScript number holds
- * exactly) is refused rather than passed to PostgreSQL, which would fail on it.
+ * The event id a client resumes after: an event log key this server handed out. One that is no
+ * such id is refused rather than passed to PostgreSQL, which would fail on it.
  */
 function resumeAfter(req: Request): number | undefined {
   const lastId = req.header('last-event-id');
   if (lastId === undefined || lastId === '') return undefined;
-  const id = /^\d{1,16}$/.test(lastId) ? Number(lastId) : Number.NaN;
-  if (!Number.isSafeInteger(id)) throw new BadRequestError('Last-Event-ID must be the id of an event this stream sent (a non-negative integer)', { lastEventId: lastId.slice(0, 64) });
+  const id = idNumber(lastId);
+  if (id === undefined) throw badEventId(lastId, 'a non-negative integer');
   return id;
+}
+
+/**
+ * Where a log stream resumes: its id names the attempt and the byte offset in that attempt's log.
+ * A bare offset (the form before attempts were named) names no attempt, so the log is sent again
+ * from its start: a repeat rather than a gap.
+ */
+function resumeLog(req: Request): LogResume {
+  const lastId = req.header('last-event-id');
+  if (lastId === undefined || lastId === '') return { offset: 0 };
+  const match = LOG_EVENT_ID.exec(lastId);
+  const offset = idNumber(match?.[2] ?? lastId);
+  if (offset === undefined) throw badEventId(lastId, '<attemptId>:<byte offset>');
+  return match?.[1] !== undefined ? { attemptId: match[1], offset } : { offset: 0 };
 }
 
 type StreamContext = { req: Request; res: Response; stillAdmitted(): Promise<boolean> };
@@ -94,15 +121,16 @@ function runStream(hub: RunEventHub, filter: RunEventFilter, ctx: StreamContext)
 }
 
 /**
- * Server-sent events: a `log` event with the text stored since the last one (its id is the byte
- * offset after it, so Last-Event-ID resumes without a gap or a repeat), then `end` with the run's
- * status once the run has ended and all was sent.
+ * Server-sent events: a `log` event with the text stored since the last one (its id is the
+ * attempt and the byte offset after it, so Last-Event-ID resumes without a gap or a repeat, and a
+ * retry's log is sent from its start), then `end` with the run's status once the run has ended
+ * and all was sent.
  */
 function logStream(logs: LogFollow, name: string, dagRunId: string, target: LogTarget, ctx: StreamContext): Promise<typeof HANDLED> {
-  const after = resumeAfter(ctx.req) ?? 0;
+  const resume = resumeLog(ctx.req);
   return serveEvents(ctx, (write, end) =>
-    logs.open(name, dagRunId, target, after, {
-      send: (update) => write(`id: ${update.offset}\nevent: log\ndata: ${JSON.stringify(update)}\n\n`),
+    logs.open(name, dagRunId, target, resume, {
+      send: (update) => write(`id: ${update.attemptId}:${update.offset}\nevent: log\ndata: ${JSON.stringify(update)}\n\n`),
       end: (status) => {
         write(`event: end\ndata: ${JSON.stringify({ status, statusLabel: runStatusLabel(status as RunStatus) })}\n\n`);
         end();
@@ -143,7 +171,7 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       path: '/events/dag-runs/{name}/{dagRunId}/log',
       operationId: 'streamDagRunLog',
       permission: 'dags:read',
-      summary: 'Server-sent events: the run log as it grows (`log` events, id = byte offset, resumable with Last-Event-ID), then `end` when the run has ended',
+      summary: 'Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID), then `end` when the run has ended',
       tag: 'dag-runs',
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),

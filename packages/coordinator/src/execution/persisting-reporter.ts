@@ -7,6 +7,16 @@ import { attemptLogDir } from '../logs/log-streams.js';
 import type { LogFollowers } from '../logs/log-followers.js';
 
 const BATCH_WINDOW_MS = 15;
+/**
+ * Log bytes held while the database refuses writes. A stream whose next chunk would pass this
+ * keeps nothing more: its stored log ends with the bytes held before it, never with a hole.
+ */
+export const MAX_HELD_LOG_BYTES = 32 * 1024 * 1024;
+/** Failed log writes are retried after 100 ms, doubling up to 5 s ... */
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 5000;
+/** ... for this long; then what is held is dropped as above, so a run never waits on a database that stays down. */
+const RETRY_FOR_MS = 2 * 60 * 1000;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -19,6 +29,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class PersistingReporter implements RunReporter {
   private pending: RunSnapshot | undefined;
   private logs: NewLogChunk[] = [];
+  private heldBytes = 0;
+  /** Streams whose rest is not kept (see MAX_HELD_LOG_BYTES): storing a later chunk would leave a hole. */
+  private readonly cut = new Set<string>();
   /** Where this run's streams end in the database: this reporter is their only writer. */
   private readonly streams: OwnLogStreams = new Map();
   private writing: Promise<void> | undefined;
@@ -42,7 +55,12 @@ export class PersistingReporter implements RunReporter {
   onLog(chunk: LogChunk): void {
     // The engine writes inside the attempt's folder; the stream is the file's name there.
     const stream = relativeUnder(this.runDir, chunk.path);
-    if (stream === undefined) return;
+    if (stream === undefined || this.cut.has(stream)) return;
+    if (this.heldBytes + chunk.data.length > MAX_HELD_LOG_BYTES) {
+      this.cutStream(stream, `more than ${MAX_HELD_LOG_BYTES} bytes of log output waited for the database`, chunk.offset);
+      return;
+    }
+    this.heldBytes += chunk.data.length;
     const last = this.logs.at(-1);
     // Adjacent writes of one stream go as one chunk (a busy step writes many small ones), up to a stored piece.
     if (last !== undefined && last.stream === stream && last.offset + last.data.length === chunk.offset && last.data.length + chunk.data.length <= MAX_LOG_PIECE) last.data = Buffer.concat([last.data, chunk.data]);
@@ -70,10 +88,27 @@ export class PersistingReporter implements RunReporter {
     this.writing ??= sleep(BATCH_WINDOW_MS).then(() => this.drain());
   }
 
+  /**
+   * A status is written only after the logs gathered before it: when the log write fails, the
+   * chunks go back in front of the newer ones and are retried (the status waits with them), so
+   * the stored log never skips what the failed write held.
+   */
   private async drain(): Promise<void> {
+    let failingSince: number | undefined;
+    let delay = RETRY_FIRST_MS;
     try {
       while (this.pending !== undefined || this.logs.length > 0) {
-        await this.storeLogs();
+        if (!(await this.storeLogs())) {
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince < RETRY_FOR_MS) {
+            await sleep(delay);
+            delay = Math.min(delay * 2, RETRY_MAX_MS);
+            continue;
+          }
+          this.dropHeld();
+        }
+        failingSince = undefined;
+        delay = RETRY_FIRST_MS;
         const snapshot = this.pending;
         this.pending = undefined;
         if (snapshot !== undefined) await persistSnapshot(this.db, this.run.id, snapshot).catch((error: unknown) => this.logger.error('could not persist run status', { runId: this.run.id, dagRunId: snapshot.dagRunId, error: toError(error) }));
@@ -83,23 +118,45 @@ export class PersistingReporter implements RunReporter {
     }
   }
 
-  private async storeLogs(): Promise<void> {
+  /** Stores the chunks held; false when the database failed, the chunks then held again, in front. */
+  private async storeLogs(): Promise<boolean> {
     const chunks = this.logs;
-    if (chunks.length === 0) return;
+    if (chunks.length === 0) return true;
     this.logs = [];
     try {
-      if (await appendOwnLogChunks(this.db, this.run.id, this.run.attemptId, chunks, this.streams)) {
-        this.followers.appended(this.run.id);
-        return;
-      }
-      // Not where this reporter thought (an earlier write failed): the locking path says where.
-      const { stored, refused, ends } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
-      for (const [stream, end] of ends) this.streams.set(stream, end);
-      if (stored > 0) this.followers.appended(this.run.id);
-      // The stored log stops where the failed write left it rather than holding a hole.
-      if (refused.length > 0) this.logger.warn('log chunks past the stored end were not stored', { runId: this.run.id, refused });
+      await this.append(chunks);
+      this.heldBytes -= chunks.reduce((sum, c) => sum + c.data.length, 0);
+      return true;
     } catch (error) {
-      this.logger.error('could not store run logs', { runId: this.run.id, error: toError(error) });
+      this.logs = [...chunks, ...this.logs];
+      this.logger.error('could not store run logs; retrying', { runId: this.run.id, error: toError(error) });
+      return false;
     }
+  }
+
+  private async append(chunks: NewLogChunk[]): Promise<void> {
+    if (await appendOwnLogChunks(this.db, this.run.id, this.run.attemptId, chunks, this.streams)) {
+      this.followers.appended(this.run.id);
+      return;
+    }
+    // Not where this reporter thought (a write whose outcome was lost): the locking path says where.
+    const { stored, refused, ends } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
+    for (const [stream, end] of ends) this.streams.set(stream, end);
+    if (stored > 0) this.followers.appended(this.run.id);
+    if (refused.length > 0) this.logger.error('log chunks past the stored end were not stored', { runId: this.run.id, refused });
+  }
+
+  /** The database stayed down for RETRY_FOR_MS: what is held is dropped, and its streams keep nothing more. */
+  private dropHeld(): void {
+    const dropped = this.logs;
+    this.logs = [];
+    this.heldBytes = 0;
+    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, `the database failed every log write for ${RETRY_FOR_MS / 1000}s`, dropped.find((c) => c.stream === stream)?.offset ?? 0);
+  }
+
+  /** The stream keeps nothing from byte `from` on (what is held before it is still stored). */
+  private cutStream(stream: string, reason: string, from: number): void {
+    this.cut.add(stream);
+    this.logger.error('a run log is cut short: the rest of its output is not stored', { runId: this.run.id, stream, reason, storedUpTo: from });
   }
 }

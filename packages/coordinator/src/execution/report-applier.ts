@@ -1,9 +1,10 @@
 import { isTerminalRunStatus, type ReportEvent, type RunStatus, type TaskRef } from '@trellis/core';
 import type { RunOutputs, RunSnapshot } from '@trellis/engine';
-import { advanceReportSeq, appendLogChunks, getRun, saveAttemptOutputs, type Db, type RunRecord } from '@trellis/store';
+import { advanceReportSeq, appendLogChunks, getRun, saveAttemptOutputs, type Db, type NewLogChunk, type RefusedLogChunk, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from './snapshot-store.js';
 import type { RunObserver } from './run-observer.js';
 import type { LogFollowers } from '../logs/log-followers.js';
+import type { Logger } from '../logging/logger.js';
 import { attemptLogDir, placeSnapshot, workerStreamName } from '../logs/log-streams.js';
 
 export interface ReportOutcome {
@@ -56,6 +57,7 @@ export class ReportApplier {
     private readonly trustMs: number,
     /** Told when a run's log chunks are stored, so its followers here read them at once. */
     private readonly followers: Pick<LogFollowers, 'appended'>,
+    private readonly logger: Logger,
   ) {}
 
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
@@ -126,12 +128,27 @@ export class ReportApplier {
    * next, which keeps the bytes already stored once (chunks are keyed by byte offset).
    */
   private async storeLogs(run: RunRecord, runDir: string, events: ReportEvent[]): Promise<void> {
-    const chunks = events.flatMap((event) => {
+    const chunks = events.flatMap((event): NewLogChunk[] => {
       const stream = event.body === 'log' && event.log != null ? workerStreamName(runDir, event.log.stream) : undefined;
       return stream !== undefined && event.log != null ? [{ stream, offset: Number(event.log.offset), data: event.log.data }] : [];
     });
-    const { stored } = await appendLogChunks(this.db, run.id, run.attemptId, chunks);
+    const { stored, refused } = await appendLogChunks(this.db, run.id, run.attemptId, chunks);
     if (stored > 0) this.followers.appended(run.id);
+    if (refused.length > 0) this.lost(run, chunks, refused);
+  }
+
+  /**
+   * Chunks refused as starting past their stream's end are lost, and the sequence still moves
+   * past them. Holding it back would make the worker resend the same events, but a resend carries
+   * the same chunks at the same offsets: the missing bytes are in events the worker no longer
+   * holds (acknowledged, or dropped as malformed), and it does not read its log files again. The
+   * same chunks would be refused forever and every later report, the run's end included, would
+   * wait behind them. So the loss is logged as an error and counted (svc_log_bytes_refused_total).
+   */
+  private lost(run: RunRecord, chunks: NewLogChunk[], refused: RefusedLogChunk[]): void {
+    const bytes = chunks.filter((c) => refused.some((r) => r.stream === c.stream && r.offset === c.offset)).reduce((sum, c) => sum + c.data.length, 0);
+    this.observer.logBytesRefused(bytes);
+    this.logger.error("a worker's log chunks start past the stored end of their log and are not stored", { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, bytes, refused });
   }
 
   private refuse(key: string): ReportOutcome {

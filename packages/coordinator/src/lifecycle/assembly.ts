@@ -20,6 +20,7 @@ import { RunQueries } from '../runs/run-queries.js';
 import { SubRuns } from '../runs/sub-runs.js';
 import { RunEventHub } from '../runs/run-event-hub.js';
 import { LogFollowers } from '../logs/log-followers.js';
+import { LogFileImport } from '../logs/log-file-import.js';
 import { RemoteWorkers } from '../workers/remote-workers.js';
 import { WorkerRegistry } from '../workers/worker-registry.js';
 import { Peers } from '../workers/peers.js';
@@ -178,7 +179,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     remote,
     dispatcher,
     runs,
-    queries: new RunQueries({ db, runs }),
+    queries: new RunQueries({ db, runs, logFiles: new LogFileImport(db, logger) }),
     leadership,
     scheduler: new Scheduler({ db, logger, index, runs, clock, leadership, timezone: config.timezone, defaultProfile: config.defaultProfile }),
     runEvents: new RunEventHub(db, logger),
@@ -218,7 +219,7 @@ function remoteWorkerHandlers(
   parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers; profiles: ProfileService; keyring: SecretKeyring },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
-  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers);
+  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers, logger);
   const workers = new RemoteWorkers({
     db,
     logger,

@@ -10,10 +10,17 @@ const LOOK_MS = 1000;
 /** Most bytes one event carries. */
 const READ_BYTES = 256 * 1024;
 
-/** New text of a followed log; `offset` is the byte offset after it (where a resumed stream starts). */
+/** New text of a followed log: of attempt `attemptId`, up to byte `offset` of that attempt's log (where a resumed stream starts). */
 export interface LogUpdate {
+  attemptId: string;
   offset: number;
   content: string;
+}
+
+/** Where a client resumes: after byte `offset` of attempt `attemptId`'s log (no attempt: a position that names none). */
+export interface LogResume {
+  attemptId?: string;
+  offset: number;
 }
 
 export interface LogFollowHandlers {
@@ -39,7 +46,7 @@ export interface LogFollowDeps {
  */
 class LogFollower {
   private sent: number;
-  private attemptId: string | undefined;
+  private attemptId: string;
   private busy = false;
   private again = false;
   private closed = false;
@@ -48,10 +55,11 @@ class LogFollower {
     private readonly deps: LogFollowDeps,
     private readonly run: RunRecord,
     private readonly target: LogTarget,
-    after: number,
+    resume: LogResume,
     private readonly handlers: Pick<LogFollowHandlers, 'send' | 'end'>,
   ) {
-    this.sent = after;
+    // An offset is a position in one attempt's log: in any other attempt (a retry) it means nothing, and the log is sent from its start.
+    this.sent = resume.attemptId === run.attemptId ? resume.offset : 0;
     this.attemptId = run.attemptId;
   }
 
@@ -102,7 +110,7 @@ class LogFollower {
       const held = ended && last ? 0 : bytes.length - wholeCharactersAtEnd(bytes).length;
       if (bytes.length - held === 0) return;
       this.sent += bytes.length - held;
-      this.handlers.send({ offset: this.sent, content: bytes.subarray(0, bytes.length - held).toString('utf8') });
+      this.handlers.send({ attemptId: this.attemptId, offset: this.sent, content: bytes.subarray(0, bytes.length - held).toString('utf8') });
       if (last) return;
     }
   }
@@ -113,14 +121,15 @@ export class LogFollow {
   constructor(private readonly deps: LogFollowDeps) {}
 
   /**
-   * Follows a log of run `name`/`dagRunId` (`latest` allowed) from byte `after`; resolves, once
-   * the run is found, to the function that stops following.
+   * Follows a log of run `name`/`dagRunId` (`latest` allowed) from `resume` (from the start of
+   * the current attempt's log when it names another attempt); resolves, once the run is found,
+   * to the function that stops following.
    */
-  async open(name: string, dagRunId: string, target: LogTarget, after: number, handlers: LogFollowHandlers): Promise<() => void> {
+  async open(name: string, dagRunId: string, target: LogTarget, resume: LogResume, handlers: LogFollowHandlers): Promise<() => void> {
     const run = await this.deps.queries.resolve(name, dagRunId);
     // An ended run's steps are all known: a name that is none of them is not found (a running one may not have reached it).
     if (isTerminalRunStatus(run.status)) await this.deps.queries.logStream(run, target);
-    const follower = new LogFollower(this.deps, run, target, after, {
+    const follower = new LogFollower(this.deps, run, target, resume, {
       send: (update) => handlers.send(update),
       end: (status) => {
         stop();

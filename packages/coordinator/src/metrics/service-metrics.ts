@@ -50,6 +50,7 @@ export class ServiceMetrics {
   readonly runDuration: Histogram<'dag'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly runsFinished: Counter<'status'>;
+  private readonly logBytesRefusedTotal: Counter;
 
   constructor(private readonly deps: MetricsDeps) {
     collectDefaultMetrics({ register: this.registry });
@@ -64,6 +65,7 @@ export class ServiceMetrics {
     this.runDuration = new Histogram({ name: 'svc_dag_run_duration_seconds', help: 'Run duration by DAG, from start to finish', labelNames: ['dag'], buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600, 14400], registers });
     this.httpDuration = new Histogram({ name: 'svc_http_request_duration_seconds', help: 'REST API request duration by route', labelNames: ['method', 'route', 'status'], buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5], registers });
     this.runsFinished = new Counter({ name: 'svc_dag_runs_finished_total', help: 'Runs this coordinator saw finish, by status', labelNames: ['status'], registers });
+    this.logBytesRefusedTotal = new Counter({ name: 'svc_log_bytes_refused_total', help: "Bytes of workers' run logs refused as starting past the stored end of their log (lost: a stored log never holds a hole)", registers });
     this.defineGauges(registers);
   }
 
@@ -76,6 +78,10 @@ export class ServiceMetrics {
   finished(dagName: string, status: RunStatus, startedAt: Date | null, finishedAt = new Date()): void {
     this.runsFinished.inc({ status: runStatusLabel(status) });
     if (startedAt !== null) this.runDuration.observe({ dag: dagName }, Math.max(0, (finishedAt.getTime() - startedAt.getTime()) / 1000));
+  }
+
+  logBytesRefused(bytes: number): void {
+    this.logBytesRefusedTotal.inc(bytes);
   }
 
   /** The text a scrape returns. */

@@ -2,12 +2,15 @@ import { NotFoundError } from '@trellis/core';
 import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { EMPTY_LOG_PAGE, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
+import type { LogFileImport } from '../logs/log-file-import.js';
 import { runDetails, runSummary } from './payloads.js';
 import type { RunService } from './run-service.js';
 
 export interface RunQueriesDeps {
   db: Db;
   runs: RunService;
+  /** Logs of runs from before logs were stored in the database, imported from this coordinator's disk on first read. */
+  logFiles: Pick<LogFileImport, 'ensure'>;
 }
 
 /** A run list's filter: every field narrows it; `cursor` continues a previous page. */
@@ -89,9 +92,14 @@ export class RunQueries {
 
   /** Where a log of the run's current attempt is stored; undefined while it has none (a node without output). */
   async logStream(run: RunRecord, log: LogTarget): Promise<LogStreamRef | undefined> {
-    if (log.step === undefined) return logStreamOf(run, run.logFile);
-    const data = await this.loggedNode(run, log.step);
-    return logStreamOf(run, log.stream === 'stderr' ? data.stderr : data.stdout);
+    const ref = log.step === undefined ? logStreamOf(run, run.logFile) : await this.nodeLogStream(run, log.step, log.stream);
+    if (ref !== undefined) await this.deps.logFiles.ensure(run, ref);
+    return ref;
+  }
+
+  private async nodeLogStream(run: RunRecord, step: string, stream: LogTarget['stream']): Promise<LogStreamRef | undefined> {
+    const data = await this.loggedNode(run, step);
+    return logStreamOf(run, stream === 'stderr' ? data.stderr : data.stdout);
   }
 
   /** A page of a stored log; a node without a log of this attempt's has an empty one. */

@@ -269,7 +269,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: the run log as it grows (`log` events, id = byte offset, resumable with Last-Event-ID), then `end` when the run has ended */
+        /** Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID), then `end` when the run has ended */
         get: operations["streamDagRunLog"];
         put?: never;
         post?: never;

@@ -894,7 +894,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD */
+        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled); without it the configured default profile applies, if any, when on the allowlist or not protected (403 otherwise) */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -1382,6 +1382,10 @@ export interface components {
             error: string;
             attemptId: string;
             triggeredBy: components["schemas"]["TriggeredBy"];
+            /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
+            profileName: string;
+            /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
+            profileEntries: components["schemas"]["RunProfileEntry"][];
             /** @description Why a queued run waits; only while queued */
             conditions?: components["schemas"]["QueuedCondition"][];
         };
@@ -1396,6 +1400,17 @@ export interface components {
             id: string;
             /** @description Username, API key name, or the webhook's DAG name */
             name: string;
+        };
+        /** @description One runtime-profile entry the run resolved: never its value */
+        RunProfileEntry: {
+            key: string;
+            /** @enum {string} */
+            kind: "variable" | "secret";
+            /**
+             * @description Where the entry's value came from: Global defaults, the DAG's workspace defaults, or the selected profile
+             * @enum {string}
+             */
+            layer: "global" | "workspace" | "profile";
         };
         QueuedCondition: {
             /** @enum {string} */
@@ -1429,6 +1444,10 @@ export interface components {
             error: string;
             attemptId: string;
             triggeredBy: components["schemas"]["TriggeredBy"];
+            /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
+            profileName: string;
+            /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
+            profileEntries: components["schemas"]["RunProfileEntry"][];
             /** @description Why a queued run waits; only while queued */
             conditions?: components["schemas"]["QueuedCondition"][];
             nodes: components["schemas"]["Node"][];
@@ -4105,7 +4124,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4118,7 +4140,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4198,7 +4220,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4211,7 +4236,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -4291,7 +4316,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4304,7 +4332,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                     timeout: number;
@@ -4475,7 +4503,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4488,7 +4519,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4533,6 +4564,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Conflict */
             409: {
                 headers: {
@@ -4559,7 +4599,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4572,7 +4615,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to use. Profiles are not implemented yet: any value is refused with 400 bad_request. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -4610,6 +4653,15 @@ export interface operations {
             };
             /** @description Forbidden */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6234,7 +6286,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -7099,7 +7154,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description An empty string is ignored */
+                    /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters; an empty string is ignored */
                     name?: string;
                     description?: string;
                 };
@@ -8137,6 +8192,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
             };
             cookie?: never;
@@ -8207,6 +8263,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
             };
             cookie?: never;
@@ -8283,6 +8340,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };
@@ -8360,6 +8418,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };
@@ -8446,6 +8505,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };

@@ -81,7 +81,8 @@ async function call(method: string, path: string, authorization: string | undefi
 
 before(async () => {
   const { license, licensePublicKey } = mintLicense();
-  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey }, secretsKey: randomBytes(32).toString('base64') });
+  // The default profile `house` exists only once the test of the default creates it: until then a start naming none answers 404.
+  t = await startTestCoordinator('auth-matrix', {}, { auth: { mode: 'builtin', tokenSecret: SECRET, license, licensePublicKey }, secretsKey: randomBytes(32).toString('base64'), defaultProfile: 'house' });
   const setup = await call('POST', '/auth/setup', undefined, { username: 'admin', password: PASSWORD });
   assert.equal(setup.status, 200, JSON.stringify(setup.json));
   credentials.admin = bearer(setup.json.token as string);
@@ -190,12 +191,49 @@ describe('access control matrix: every operation of the served OpenAPI document 
     assert.equal((await call('POST', '/dag-runs', credentials.admin, { spec, profileName: 'vault' })).status, 200);
     // Rule 8: a webhook may use any profile on its allowlist, protected ones included, and nothing else.
     const hook = { kind: 'webhook' as const, id: 'wh', name: 'dag', role: 'operator' as const };
-    assert.equal((await profiles.mayUse(hook, 'vault', ['vault'])).name, 'vault');
-    await assert.rejects(profiles.mayUse(hook, 'open', ['vault']), { name: 'ForbiddenError' });
-    await assert.rejects(profiles.mayUse(hook, 'missing', ['missing']), { name: 'NotFoundError' });
+    assert.equal((await profiles.mayUse(hook, 'vault', { named: true, allowlist: ['vault'] })).name, 'vault');
+    await assert.rejects(profiles.mayUse(hook, 'open', { named: true, allowlist: ['vault'] }), { name: 'ForbiddenError' });
+    await assert.rejects(profiles.mayUse(hook, 'missing', { named: true, allowlist: ['missing'] }), { name: 'NotFoundError' });
+    // The configured default, which the call did not name: on the allowlist, or else under the webhook's operator role.
+    assert.equal((await profiles.mayUse(hook, 'open', { named: false, allowlist: [] })).name, 'open');
+    await assert.rejects(profiles.mayUse(hook, 'vault', { named: false, allowlist: [] }), { name: 'ForbiddenError' });
+    assert.equal((await profiles.mayUse(hook, 'vault', { named: false, allowlist: ['vault'] })).name, 'vault');
     assert.equal((await call('PATCH', '/profiles/open', credentials.manager, { status: 'disabled' })).status, 200);
     await assert.rejects(profiles.mayUse(principal('op', 'operator'), 'open'), /disabled/);
     assert.equal((await call('DELETE', '/profiles/vault', credentials.admin)).status, 204);
+  });
+
+  test('the default profile (a start naming none) is checked like a named one: protected, it needs an admin or a webhook allowlist', async () => {
+    assert.equal((await call('POST', '/profiles', credentials.admin, { name: 'house', protected: true })).status, 201);
+    assert.equal((await call('POST', '/profiles', credentials.manager, { name: 'lobby' })).status, 201);
+    assert.equal((await call('POST', '/dags', credentials.admin, { name: 'plain', spec: 'steps:\n  - echo hi\n' })).status, 201);
+    for (const who of ['operator', 'developer', 'manager']) {
+      const refused = await call('POST', '/dags/plain/start', credentials[who], {});
+      assert.deepEqual([refused.status, refused.json.code, refused.json.message], [403, 'forbidden', 'only admins may use protected profiles: house is the default profile of runs that name none'], who);
+      assert.equal((await call('POST', '/dags/plain/enqueue', credentials[who], {})).status, 403, who);
+      assert.equal((await call('POST', '/dags/plain/start-sync', credentials[who], { timeout: 5 })).status, 403, who);
+      assert.equal((await call('POST', '/dags/plain/start', credentials[who], { profileName: 'lobby' })).status, 200, `${who} naming a profile it may use`);
+    }
+    for (const path of ['/dag-runs', '/dag-runs/enqueue']) assert.equal((await call('POST', path, credentials.developer, { spec: 'steps:\n  - echo hi\n' })).status, 403, path);
+    const mine = await call('POST', '/dags/plain/start', credentials.admin, {});
+    assert.equal(mine.status, 200);
+    assert.equal(((await call('GET', `/dag-runs/plain/${String(mine.json.dagRunId)}`, credentials.admin)).json.dagRun as { profileName: string }).profileName, 'house');
+    // A retry keeps the run's profile: the same rule.
+    assert.equal((await call('POST', `/dag-runs/plain/${String(mine.json.dagRunId)}/retry`, credentials.operator, {})).status, 403);
+    // Webhooks: without X-Svc-Profile the default applies, and a protected one must be on the allowlist.
+    const hook = await call('POST', '/dags/plain/webhook', credentials.admin, {});
+    const token = bearer(hook.json.token as string);
+    const unlisted = await call('POST', '/webhooks/plain', token, {});
+    assert.deepEqual([unlisted.status, unlisted.json.code], [403, 'forbidden']);
+    assert.equal((await call('PUT', '/dags/plain/webhook/profiles', credentials.admin, { profileAllowlist: ['house'] })).status, 200);
+    const listed = await call('POST', '/webhooks/plain', token, {});
+    assert.equal(listed.status, 200, JSON.stringify(listed.json));
+    assert.equal(((await call('GET', `/dag-runs/plain/${String(listed.json.dagRunId)}`, credentials.admin)).json.dagRun as { profileName: string }).profileName, 'house');
+    // Not protected: run permission, and a webhook's operator role, use it.
+    assert.equal((await call('PATCH', '/profiles/house', credentials.admin, { protected: false })).status, 200);
+    assert.equal((await call('PUT', '/dags/plain/webhook/profiles', credentials.admin, { profileAllowlist: [] })).status, 200);
+    assert.equal((await call('POST', '/dags/plain/start', credentials.operator, {})).status, 200);
+    assert.equal((await call('POST', '/webhooks/plain', token, {})).status, 200);
   });
 
   test('the contract rules by name: event logs need manager or admin, DAG edits developer or above', async () => {

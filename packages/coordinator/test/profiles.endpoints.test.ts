@@ -57,6 +57,30 @@ describe('workspaces', () => {
     const runs = await t.call('GET', '/dag-runs?workspace=finance');
     assert.deepEqual((runs.json.dagRuns as Json[]).map((r) => r.name), ['billing']);
   });
+
+  test('workspace names are lowercase slugs wherever one is given: 400 saying the rule', async () => {
+    const rule = /a workspace name is a lowercase slug/;
+    for (const name of ['a,b', 'a/b', 'a=b', 'a b', 'Finance', '-x', '.x', 'ünï', 'x'.repeat(101)]) {
+      const bad = await t.call('POST', '/workspaces', { name });
+      assert.deepEqual([bad.status, bad.json.code], [400, 'bad_request'], name);
+      assert.match(String(bad.json.message), name.length > 100 ? /at most 100 characters/ : rule, name);
+    }
+    const made = await t.call('POST', '/workspaces', { name: ' eu-west.1_b ' });
+    assert.deepEqual([made.status, made.json.name], [201, 'eu-west.1_b'], 'surrounding spaces are trimmed');
+    const id = String(made.json.id);
+    const renamed = await t.call('PATCH', `/workspaces/${id}`, { name: 'a,b' });
+    assert.deepEqual([renamed.status, renamed.json.code], [400, 'bad_request']);
+    assert.match(String(renamed.json.message), rule);
+    assert.equal((await t.call('PATCH', `/workspaces/${id}`, { name: '', description: 'kept' })).status, 200, 'an empty name is still ignored');
+    // The filters and the defaults layer's path take the same rule: a `,` would split the label filter, a `/` the path.
+    for (const path of ['/dags?workspace=a%2Cb', '/dag-runs?workspace=a%2Cb', '/dags?workspace=Finance', '/profiles/_workspaces/a%2Fb', '/profiles/_workspaces/a%2Cb/variables/A']) {
+      const bad = await t.call(path.includes('/variables/') ? 'PUT' : 'GET', path, path.includes('/variables/') ? { value: '1' } : undefined);
+      assert.deepEqual([bad.status, bad.json.code], [400, 'bad_request'], path);
+      assert.match(String(bad.json.message), rule, path);
+    }
+    assert.equal((await t.call('GET', '/profiles/_workspaces/eu-west.1_b')).status, 200);
+    assert.equal((await t.call('DELETE', `/workspaces/${id}`)).status, 204);
+  });
 });
 
 describe('runtime profiles', () => {

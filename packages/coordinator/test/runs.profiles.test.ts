@@ -90,6 +90,44 @@ describe('runs with runtime profiles', () => {
     assert.deepEqual((run.profileEntries as Json[]).map((e) => `${String(e.key)}:${String(e.layer)}`), ['G:workspace', 'OVERRIDE:global', 'P:global', 'W:workspace']);
   });
 
+  test('the X-Svc-Profile header chooses the profile on start, start-sync, enqueue and the inline starts; naming another than the body: 400', async () => {
+    const post = async (path: string, body: Json, profile: string) => {
+      const res = await fetch(`${t.coordinator.apiUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'X-Svc-Profile': profile }, body: JSON.stringify(body) });
+      return { status: res.status, json: (await res.json()) as Json };
+    };
+    const inline = { spec: 'steps:\n  - echo hi\n', name: 'inline_prof' };
+    const starts: Array<[string, Json, string]> = [
+      ['/dags/child/start', {}, 'child'],
+      ['/dags/child/enqueue', {}, 'child'],
+      ['/dag-runs', inline, 'inline_prof'],
+      ['/dag-runs/enqueue', inline, 'inline_prof'],
+      ['/dags/child/start', { profileName: 'prod' }, 'child'],
+    ];
+    for (const [path, body, dagName] of starts) {
+      const res = await post(path, body, 'prod');
+      assert.equal(res.status, 200, `${path}: ${JSON.stringify(res.json)}`);
+      assert.equal((await t.waitForRunStatus(dagName, String(res.json.dagRunId), [2, 4])).profileName, 'prod', path);
+    }
+    const synced = await post('/dags/child/start-sync', { timeout: 60 }, 'prod');
+    assert.equal(synced.status, 200, JSON.stringify(synced.json));
+    assert.equal((synced.json.dagRun as Json).profileName, 'prod');
+    const clash = await post('/dags/child/start', { profileName: 'later' }, 'prod');
+    assert.deepEqual([clash.status, clash.json.code, clash.json.message], [400, 'bad_request', 'the X-Svc-Profile header (prod) and body.profileName (later) name different profiles: name one']);
+    for (const path of ['/dags/child/enqueue', '/dag-runs']) {
+      const malformed = await post(path, path === '/dag-runs' ? inline : {}, 'Not A Slug');
+      assert.deepEqual([malformed.status, malformed.json.code], [400, 'bad_request'], path);
+      assert.match(String(malformed.json.message), /^header\.X-Svc-Profile: a profile name is a lowercase slug/);
+    }
+    const missing = await post('/dags/child/start', {}, 'nope');
+    assert.deepEqual([missing.status, missing.json.code], [404, 'not_found']);
+    // The document declares the header on each of them (and on the webhook call).
+    const doc = (await ok('GET', '/openapi.json')) as { paths: Record<string, Record<string, { parameters: Json[] }>> };
+    for (const path of ['/dags/{fileName}/start', '/dags/{fileName}/start-sync', '/dags/{fileName}/enqueue', '/dag-runs', '/dag-runs/enqueue', '/webhooks/{fileName}']) {
+      const header = doc.paths[path]?.post?.parameters.find((p) => p.in === 'header');
+      assert.deepEqual([header?.name, header?.required, (header?.schema as Json | undefined)?.pattern], ['X-Svc-Profile', false, '^[a-z0-9][a-z0-9._-]*$'], path);
+    }
+  });
+
   test('a retry keeps the profile and resolves its values again; so does a new run made by retry', async () => {
     await ok('PUT', '/profiles/prod/variables/P', { value: 'prod-p2' });
     const id = String(first.dagRunId);

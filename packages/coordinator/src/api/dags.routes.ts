@@ -4,6 +4,7 @@ import { actorOf, defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
 import { paginationOf, paginationQuery } from './pagination.js';
+import { workspaceNameSchema } from './profile.schemas.js';
 import { dagDetailsResponseSchema, dagListSchema, dagSpecSchema, errorsOnlySchema, validationSchema } from './dag.schemas.js';
 import { runDetailsResponseSchema, runSummarySchema } from './run.schemas.js';
 
@@ -17,7 +18,7 @@ const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Inva
 const listQuery = paginationQuery.extend({
   name: z.string().optional(),
   labels: z.string().optional(),
-  workspace: z.string().min(1).optional().describe('Only DAGs of this workspace (labelled workspace=<name>)'),
+  workspace: workspaceNameSchema.optional().describe('Only DAGs of this workspace (labelled workspace=<name>)'),
   sort: z.enum(['name', 'nextRun']).default('name'),
   order: z.enum(['asc', 'desc']).default('asc'),
 });

@@ -1,6 +1,6 @@
 /** Request and response schemas of workspaces, runtime profiles and the secret store. */
 import { z } from 'zod';
-import { MAX_PROFILE_NAME_LENGTH, PROFILE_NAME, profileKeyProblem } from '@trellis/core';
+import { MAX_PROFILE_NAME_LENGTH, PROFILE_NAME, profileKeyProblem, workspaceNameProblem } from '@trellis/core';
 
 const stamp = z.string().describe('RFC 3339');
 
@@ -14,14 +14,33 @@ export const workspaceSchema = z
   })
   .meta({ id: 'Workspace' });
 
-const workspaceName = z.string().max(100, 'at most 100 characters');
+/** A string that `problemOf` judges: its answer, when any, is the 400's message. */
+function judgedString(problemOf: (value: string) => string | undefined) {
+  return z.string().superRefine((value, ctx) => {
+    const problem = problemOf(value);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+  });
+}
+
+const WORKSPACE_NAME_RULE = 'A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters';
+
+/** The workspace name rule (a lowercase slug, like profile names), wherever a name is given. */
+export const workspaceNameSchema = judgedString(workspaceNameProblem).describe(WORKSPACE_NAME_RULE);
 const workspaceDescription = z.string().max(500, 'at most 500 characters');
 
 export const createWorkspaceBody = z.object({
-  name: z.string({ error: 'Name is required' }).trim().min(1, 'Name is required').pipe(workspaceName),
+  name: z.string({ error: 'Name is required' }).trim().min(1, 'Name is required').pipe(workspaceNameSchema),
   description: workspaceDescription.optional(),
 });
-export const updateWorkspaceBody = z.object({ name: z.string().trim().pipe(workspaceName).optional().describe('An empty string is ignored'), description: workspaceDescription.optional() });
+export const updateWorkspaceBody = z.object({
+  name: z
+    .string()
+    .trim()
+    .pipe(judgedString((name) => (name === '' ? undefined : workspaceNameProblem(name))))
+    .optional()
+    .describe(`${WORKSPACE_NAME_RULE}; an empty string is ignored`),
+  description: workspaceDescription.optional(),
+});
 export const workspaceIdParam = z.object({ workspaceId: z.string().min(1).describe('UUID') });
 
 export const profileNameSchema = z
@@ -29,16 +48,18 @@ export const profileNameSchema = z
   .max(MAX_PROFILE_NAME_LENGTH, `at most ${MAX_PROFILE_NAME_LENGTH} characters`)
   .regex(PROFILE_NAME, 'a profile name is a lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"');
 
-const keySchema = z.string().superRefine((key, ctx) => {
-  const problem = profileKeyProblem(key);
-  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+/** The `X-Svc-Profile` header: a runtime profile chosen by header (webhook calls, and run starts as an alternative to `profileName`). */
+export const profileHeaders = z.object({
+  'X-Svc-Profile': profileNameSchema.optional().describe('A runtime profile to run with'),
 });
+
+const keySchema = judgedString(profileKeyProblem);
 
 export const profileParam = z.object({ profileName: profileNameSchema });
 export const profileKeyParam = z.object({ profileName: profileNameSchema, key: keySchema });
 export const globalKeyParam = z.object({ key: keySchema });
-export const workspaceLayerParam = z.object({ workspaceName: z.string().min(1) });
-export const workspaceKeyParam = z.object({ workspaceName: z.string().min(1), key: keySchema });
+export const workspaceLayerParam = z.object({ workspaceName: workspaceNameSchema });
+export const workspaceKeyParam = z.object({ workspaceName: workspaceNameSchema, key: keySchema });
 
 /** Variables and secrets alike; the bound keeps one entry from swamping an environment. */
 export const entryValueBody = z.object({ value: z.string({ error: 'value (string) is required' }).max(65_536, 'at most 65536 characters') });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { DAG_FILE_NAME, RunStatus, isNodeStatus, workspaceLabel } from '@trellis/core';
+import { BadRequestError, DAG_FILE_NAME, RunStatus, isNodeStatus, workspaceLabel } from '@trellis/core';
 import { actorOf, defineRoute, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
-import type { RunCommands } from '../runs/run-commands.js';
+import type { RunCommands, StartOptions } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
 import type { LogWindow } from '../logs/log-pager.js';
-import { profileNameSchema } from './profile.schemas.js';
+import { profileHeaders, profileNameSchema, workspaceNameSchema } from './profile.schemas.js';
 import { dagRunIdSchema, emptyBody, logPageSchema, runDetailsResponseSchema, runListSchema, runOutputsSchema, startSyncTimeoutSchema } from './run.schemas.js';
 
 export interface RunRoutesDeps {
@@ -25,9 +25,22 @@ const startFields = {
   profileName: profileNameSchema
     .optional()
     .describe(
-      'Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin.',
+      'Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin.',
     ),
 };
+
+/**
+ * A start's options: its body, with the profile it names in `profileName` or the `X-Svc-Profile`
+ * header (either, or both when they agree).
+ */
+function startOptions(ctx: { body: StartOptions; headers: z.output<typeof profileHeaders> }): StartOptions {
+  const header = ctx.headers['X-Svc-Profile'];
+  const named = ctx.body.profileName;
+  if (header !== undefined && named !== undefined && header !== named) {
+    throw new BadRequestError(`the X-Svc-Profile header (${header}) and body.profileName (${named}) name different profiles: name one`, { header, profileName: named });
+  }
+  return { ...ctx.body, profileName: named ?? header };
+}
 
 function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
   return [
@@ -41,8 +54,9 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: dagRunIdSchema,
       params: fileNameParam,
       body: z.object({ ...startFields, singleton: z.boolean().optional() }),
+      headers: profileHeaders,
       errors: [404, 409],
-      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, ctx.body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, startOptions(ctx))).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -54,8 +68,9 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: dagRunIdSchema,
       params: fileNameParam,
       body: z.object({ ...startFields, queue: z.string().optional() }),
+      headers: profileHeaders,
       errors: [404, 409],
-      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, ctx.body, 'enqueue')).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startStored(actorOf(ctx), ctx.params.fileName, startOptions(ctx), 'enqueue')).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -68,9 +83,10 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       deprecated: true,
       params: fileNameParam,
       body: z.object({ ...startFields, singleton: z.boolean().optional(), timeout: z.number().int().min(1).max(86400) }),
+      headers: profileHeaders,
       errors: [404, 409],
       errorBodies: { 408: startSyncTimeoutSchema },
-      handler: async (ctx) => ({ dagRun: await deps.commands.startSync(actorOf(ctx), ctx.params.fileName, ctx.body, ctx.body.timeout) }),
+      handler: async (ctx) => ({ dagRun: await deps.commands.startSync(actorOf(ctx), ctx.params.fileName, startOptions(ctx), ctx.body.timeout) }),
     }),
     defineRoute({
       method: 'post',
@@ -81,8 +97,9 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, singleton: z.boolean().optional() }),
+      headers: profileHeaders,
       errors: [404, 409],
-      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body)).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, startOptions(ctx))).dagRunId }),
     }),
     defineRoute({
       method: 'post',
@@ -93,8 +110,9 @@ function startingRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: dagRunIdSchema,
       body: z.object({ spec: z.string({ error: 'spec is required' }).min(1, 'spec is required'), name: z.string().optional(), ...startFields, queue: z.string().optional() }),
+      headers: profileHeaders,
       errors: [404, 409],
-      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, ctx.body, 'enqueue')).dagRunId }),
+      handler: async (ctx) => ({ dagRunId: (await deps.commands.startInline(actorOf(ctx), ctx.body.spec, ctx.body.name, startOptions(ctx), 'enqueue')).dagRunId }),
     }),
   ];
 }
@@ -106,7 +124,7 @@ const listQuery = z.object({
   toDate: unixSecondsQuery.optional(),
   dagRunId: z.string().optional(),
   labels: z.string().optional(),
-  workspace: z.string().min(1).optional().describe('Only runs of DAGs of this workspace (labelled workspace=<name>)'),
+  workspace: workspaceNameSchema.optional().describe('Only runs of DAGs of this workspace (labelled workspace=<name>)'),
   limit: z.coerce.number().int().min(1, 'limit must be 1-500').max(500, 'limit must be 1-500').default(100),
   cursor: z.string().optional(),
 });

@@ -3,18 +3,10 @@ import { rawBodyOf } from '../http/raw-body.js';
 import { defineRoute, NO_CONTENT, type AnyRoute, actorOf } from '../http/routes.js';
 import type { WebhookService } from '../webhooks/webhook-service.js';
 import { createWebhookBody, setWebhookProfilesBody, toggleWebhookBody, triggerWebhookBody, webhookSchema, webhookWithSecretsSchema } from './access.schemas.js';
-import { profileNameSchema } from './profile.schemas.js';
-import { BadRequestError, DAG_FILE_NAME } from '@trellis/core';
+import { profileHeaders } from './profile.schemas.js';
+import { DAG_FILE_NAME } from '@trellis/core';
 
 const fileNameParam = z.object({ fileName: z.string().regex(DAG_FILE_NAME, 'Invalid DAG name format') });
-const profileHeader = profileNameSchema.optional();
-
-/** The `X-Svc-Profile` header: a profile name, or none. */
-function selectedProfile(header: string | undefined): string | undefined {
-  const parsed = profileHeader.safeParse(header);
-  if (!parsed.success) throw new BadRequestError(`X-Svc-Profile: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
-  return parsed.data;
-}
 
 /** Webhook management (admin, `users:manage`) under `/dags/{fileName}/webhook`, and the call itself. */
 export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
@@ -25,16 +17,17 @@ export function webhookRoutes(webhooks: WebhookService): AnyRoute[] {
       path: '/webhooks/{fileName}',
       operationId: 'triggerWebhook',
       summary:
-        "Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled)",
+        "Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled); without it the configured default profile applies, if any, when on the allowlist or not protected (403 otherwise)",
       tag: 'webhooks',
       permission: 'webhook',
       params: fileNameParam,
       body: triggerWebhookBody,
+      headers: profileHeaders,
       response: z.object({ dagRunId: z.string(), dagName: z.string() }),
       errors: [401, 403, 404, 409],
-      handler: ({ params, body, req }) => {
+      handler: ({ params, body, headers, req }) => {
         return webhooks.trigger(params.fileName, {
-          profileName: selectedProfile(req.header('x-svc-profile')),
+          profileName: headers['X-Svc-Profile'],
           authorization: req.headers.authorization,
           signature: { timestamp: req.header('x-svc-timestamp'), signature: req.header('x-svc-signature') },
           rawBody: rawBodyOf(req),

@@ -89,7 +89,7 @@ function rewriteRefs(value: unknown): unknown {
 
 function parametersOf(route: AnyRoute, components: Components): JsonSchema[] {
   const parameters: JsonSchema[] = [];
-  const add = (schema: z.ZodType | undefined, where: 'path' | 'query'): void => {
+  const add = (schema: z.ZodType | undefined, where: 'path' | 'query' | 'header'): void => {
     if (schema === undefined) return;
     const json = components.toSchema(schema, 'input');
     const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
@@ -101,6 +101,7 @@ function parametersOf(route: AnyRoute, components: Components): JsonSchema[] {
   };
   add(route.params, 'path');
   add(route.query, 'query');
+  add(route.headers, 'header');
   // Every operation takes remoteNode (checked before the route's own query): declared once, here.
   if (parameters.some((p) => p.name === 'remoteNode')) throw new Error(`${route.operationId} declares remoteNode itself; every route takes it already`);
   add(remoteNodeQuery, 'query');

@@ -8,11 +8,13 @@ import { admit, NO_CREDENTIALS, type Authenticate } from './access-control.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-/** What a handler sees: validated path params, query and body, plus the raw request/response. */
-export interface RouteContext<P, Q, B> {
+/** What a handler sees: validated path params, query, body and headers, plus the raw request/response. */
+export interface RouteContext<P, Q, B, H = undefined> {
   params: P;
   query: Q;
   body: B;
+  /** The headers the route declares, by their declared names. */
+  headers: H;
   /** Who is calling; undefined only on public routes. */
   principal: Principal | undefined;
   /**
@@ -38,9 +40,11 @@ export const reply = (status: number, body?: unknown): Reply => new Reply(status
 export const HANDLED: unique symbol = Symbol('handled');
 
 type Schema = z.ZodType;
+/** Request headers a route reads: an object schema keyed by header name (matched case-insensitively). */
+type HeaderSchema = z.ZodObject;
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
 
-export interface RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined> {
+export interface RouteDef<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, H extends HeaderSchema | undefined = undefined> {
   method: HttpMethod;
   /** OpenAPI-style path relative to the API base path, e.g. `/dags/{fileName}`. */
   path: string;
@@ -55,6 +59,8 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   params?: P;
   query?: Q;
   body?: B;
+  /** Headers the route reads, validated like the rest and declared in the OpenAPI document. */
+  headers?: H;
   /**
    * The success body, and the OpenAPI document's only source for it: generated clients are typed
    * from it. `NO_CONTENT` for 204 routes, `z.string()` for the non-JSON bodies named by `produces`.
@@ -70,7 +76,7 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   deprecated?: boolean;
   /** Content type of a non-JSON success body (for example the metrics text). */
   produces?: string;
-  handler(ctx: RouteContext<Out<P>, Out<Q>, Out<B>>): Promise<unknown>;
+  handler(ctx: RouteContext<Out<P>, Out<Q>, Out<B>, Out<H>>): Promise<unknown>;
 }
 
 /** The caller of a route that needs credentials (always set there: `admit` refused the request otherwise). */
@@ -80,11 +86,11 @@ export function actorOf(ctx: { principal: Principal | undefined }): Principal {
 }
 
 /** The registry stores heterogeneous routes; their schema types are erased here. */
-export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema | undefined>;
+export type AnyRoute = RouteDef<Schema | undefined, Schema | undefined, Schema | undefined, HeaderSchema | undefined>;
 
 /** Identity helper that keeps each route's schema types flowing into its handler. */
-export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined>(
-  route: RouteDef<P, Q, B>,
+export function defineRoute<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, H extends HeaderSchema | undefined = undefined>(
+  route: RouteDef<P, Q, B, H>,
 ): AnyRoute {
   return route;
 }
@@ -162,6 +168,11 @@ function parsePart<S extends Schema | undefined>(schema: S, value: unknown, wher
   return result.data as Out<S>;
 }
 
+/** The values of the headers `schema` names, under its (case-preserving) names. */
+function declaredHeaders(schema: HeaderSchema | undefined, req: Request): Record<string, string | undefined> {
+  return Object.fromEntries(Object.keys(schema?.shape ?? {}).map((name) => [name, req.header(name)]));
+}
+
 /** A test aid: an answer that does not match the schema the OpenAPI document promises is a bug. */
 function checkResponse(route: AnyRoute, status: number, body: unknown): void {
   const schema = status === (route.successStatus ?? 200) ? route.response : route.errorBodies?.[status];
@@ -176,8 +187,9 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   const params: unknown = parsePart(route.params, req.params, 'path');
   const query: unknown = parsePart(route.query, req.query, 'query');
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
+  const headers = parsePart(route.headers, declaredHeaders(route.headers, req), 'header');
   const stillAdmitted = (): Promise<boolean> => admit(req, route.permission, authenticate).then(() => true, () => false);
-  const result = await route.handler({ params, query, body, principal, stillAdmitted, req, res });
+  const result = await route.handler({ params, query, body, headers, principal, stillAdmitted, req, res });
   if (result === HANDLED) return;
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
   const payload = result instanceof Reply ? result.body : result;

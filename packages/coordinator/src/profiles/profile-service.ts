@@ -59,6 +59,14 @@ export interface ResolvedProfile {
   entries: ResolvedEntry[];
 }
 
+/** How a start came to its profile: named by the caller or the configured default; through a webhook or not. */
+export interface ProfileSelection {
+  /** Whether the caller named the profile, rather than taking the configured default (`defaultProfile`). */
+  named: boolean;
+  /** A webhook call's: the webhook's profile allowlist. */
+  allowlist?: readonly string[];
+}
+
 export interface RotationResult {
   keyId: string;
   reencrypted: number;
@@ -157,17 +165,20 @@ export class ProfileService {
   }
 
   /**
-   * Whether `actor` may start a run with profile `name`, and the profile when so. A webhook's
-   * caller may use any active profile on the webhook's `allowlist` (protected ones too); anyone
-   * else needs run permission, and the admin role for a protected profile.
+   * Whether `actor` may start a run with profile `name`, and the profile when so: run
+   * permission, and the admin role for a protected profile, whether the caller named it or it
+   * is the configured default. A webhook call may also use any profile on its webhook's
+   * allowlist (protected ones too), and a profile it names (`X-Svc-Profile`) must be on it.
    */
-  async mayUse(actor: Principal, name: string, allowlist?: readonly string[]): Promise<ProfileRecord> {
+  async mayUse(actor: Principal, name: string, selection: ProfileSelection = { named: true }): Promise<ProfileRecord> {
     const record = await getLayer(this.db, { scope: 'profile', name });
-    if (actor.kind === 'webhook') {
-      if (allowlist?.includes(name) !== true) throw new ForbiddenError(`profile ${name} is not on this webhook's profile allowlist`, { profile: name });
-    } else {
+    if (selection.allowlist?.includes(name) !== true) {
+      if (selection.allowlist !== undefined && selection.named) throw new ForbiddenError(`profile ${name} is not on this webhook's profile allowlist`, { profile: name });
       if (!roleGrants(actor.role, 'dags:run')) throw new ForbiddenError('Permission denied to run DAGs', { profile: name });
-      if (record?.protected === true && actor.role !== 'admin') throw protectedOnly(name, 'use');
+      if (record?.protected === true && actor.role !== 'admin') {
+        if (selection.named) throw protectedOnly(name, 'use');
+        throw new ForbiddenError(`only admins may use protected profiles: ${name} is the default profile of runs that name none`, { profile: name });
+      }
     }
     if (record === undefined) throw notFound(name);
     if (record.status !== 'active') throw disabled(name);

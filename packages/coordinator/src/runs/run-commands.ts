@@ -123,8 +123,10 @@ export class RunCommands {
     await this.setStatusOf(actor, await this.deps.queries.subRun(name, dagRunId, subDagRunId), stepName, status);
   }
 
+  /** The profile checked is the one the run gets: the one named, or else the configured default. */
   private async started(actor: Principal, action: StartAction, request: StartRequest): Promise<RunRecord> {
-    await this.mayUseProfile(actor, request.profileName ?? '');
+    const profileName = this.deps.runs.profileOf(request.profileName);
+    if (profileName !== undefined) await this.deps.profiles.mayUse(actor, profileName, { named: request.profileName !== undefined });
     const run = await this.deps.runs.enqueue(request);
     await auditRun(this.deps.db, actor, action === 'start' ? 'run.started' : 'run.enqueued', run, { trigger: run.trigger });
     return run;

@@ -29,9 +29,9 @@ export interface StartRequest {
   /** Who starts it: recorded on the run as `triggeredBy`, and inherited by its sub-runs. */
   actor: Actor;
   /**
-   * The runtime profile the run uses (the caller's right to use it is checked before; default:
-   * the configured default profile): it must exist and be active, else the start is refused;
-   * the run records its name and entry metadata.
+   * The runtime profile the run uses (default: the configured default profile, see `profileOf`;
+   * the caller's right to use the one it gets is checked before): it must exist and be active,
+   * else the start is refused; the run records its name and entry metadata.
    */
   profileName?: string;
   /**
@@ -95,7 +95,7 @@ export class RunService {
       if (request.singleton === 'already_running') throw new AlreadyRunningConflictError(`${dagName} is already running`, { dagName });
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
-    const profileName = request.profileName ?? this.deps.defaultProfile;
+    const profileName = this.profileOf(request.profileName);
     const profileEntries = await this.profileEntriesOf(request.dag, profileName, request.profileCheckAtStart === true, q);
     const newRun = {
       ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
@@ -122,6 +122,14 @@ export class RunService {
         : await (tx !== undefined ? insertMaskedRun(tx, this.deps.sealer, newRun, params.params, maskValues) : this.deps.db.transaction((t) => insertMaskedRun(t, this.deps.sealer, newRun, params.params, maskValues)));
     if (tx === undefined) await this.wakeDispatchers(run.dispatchTarget);
     return run;
+  }
+
+  /**
+   * The profile of a new run whose start names `requested`: that one, else the configured
+   * default (none when neither). Callers check the actor's right to use it before `enqueue`.
+   */
+  profileOf(requested: string | undefined): string | undefined {
+    return requested ?? this.deps.defaultProfile;
   }
 
   async require(dagName: string, dagRunId: string): Promise<RunRecord> {

@@ -149,6 +149,8 @@ export class Scheduler {
       if (dag.overlapPolicy === 'latest') await abortQueuedScheduledRuns(tx, entry.name, `superseded by ${id} (overlap_policy latest)`);
     }
     try {
+      // No caller's right to check: a scheduled run gets the configured default profile, protected
+      // or not, by the authority of the configuration that chose it (README, Runtime profiles).
       const run = await this.deps.runs.enqueue(
         { yaml: entry.text, fileName: entry.fileName, dag, dagRunId: id, trigger: 'schedule', actor: SCHEDULER, profileCheckAtStart: true },
         tx,

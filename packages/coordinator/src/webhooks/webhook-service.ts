@@ -56,7 +56,11 @@ export interface WebhookCall {
   authorization: string | undefined;
   signature: SignatureHeaders;
   rawBody: Buffer;
-  /** The `X-Svc-Profile` header: a profile on the webhook's allowlist; none means the usual default (`defaultProfile`, if configured). */
+  /**
+   * The `X-Svc-Profile` header: a profile on the webhook's allowlist. None means the usual
+   * default (`defaultProfile`, if configured), usable when on the allowlist or else under the
+   * webhook's operator role: not when protected.
+   */
   profileName?: string | undefined;
   dagRunId?: string | undefined;
   payload?: Record<string, unknown> | undefined;
@@ -132,7 +136,8 @@ export class WebhookService {
     if (definition === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (definition.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${definition.errors.join('; ')}`, { errors: definition.errors });
     const actor: Principal = { kind: 'webhook', id: hook.id, name: fileName, role: 'operator' };
-    if (call.profileName !== undefined) await this.deps.profiles.mayUse(actor, call.profileName, hook.profileAllowlist);
+    const profileName = this.deps.runs.profileOf(call.profileName);
+    if (profileName !== undefined) await this.deps.profiles.mayUse(actor, profileName, { named: call.profileName !== undefined, allowlist: hook.profileAllowlist });
     const run = await this.deps.runs.enqueue({
       yaml: definition.text,
       fileName,

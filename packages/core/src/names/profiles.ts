@@ -13,6 +13,20 @@ export const PROFILE_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const RESERVED_KEY_PREFIX = 'SVC_';
 export const MAX_PROFILE_KEY_LENGTH = 255;
 
+/**
+ * A workspace name follows the profile name rule: it is also a label value, a comma-separated
+ * filter value and a path segment (`/profiles/_workspaces/{name}`), so no `,`, `/`, `=` or spaces.
+ */
+export const WORKSPACE_NAME = PROFILE_NAME;
+export const MAX_WORKSPACE_NAME_LENGTH = 100;
+
+/** The problem with a workspace name, or undefined when valid. */
+export function workspaceNameProblem(name: string): string | undefined {
+  if (name.length > MAX_WORKSPACE_NAME_LENGTH) return `a workspace name is at most ${MAX_WORKSPACE_NAME_LENGTH} characters`;
+  if (!WORKSPACE_NAME.test(name)) return 'a workspace name is a lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"';
+  return undefined;
+}
+
 /** The label that puts a DAG in a workspace. */
 export const WORKSPACE_LABEL_KEY = 'workspace';
 

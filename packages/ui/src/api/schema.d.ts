@@ -877,7 +877,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled) */
+        /** Start a run of the DAG with its webhook token (`Authorization: Bearer svc_wh_...`); `payload` reaches the steps as WEBHOOK_PAYLOAD. Optional header `X-Svc-Profile`: a runtime profile on the webhook's allowlist (403 otherwise), active (400 when disabled); without it the configured default profile applies, if any, when on the allowlist or not protected (403 otherwise) */
         post: operations["triggerWebhook"];
         delete?: never;
         options?: never;
@@ -4294,7 +4294,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4307,7 +4310,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4387,7 +4390,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4400,7 +4406,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -4480,7 +4486,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -4493,7 +4502,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                     timeout: number;
@@ -4664,7 +4673,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4677,7 +4689,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     singleton?: boolean;
                 };
@@ -4757,7 +4769,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -4770,7 +4785,7 @@ export interface operations {
                     dagRunId?: string;
                     dagName?: string;
                     noReuse?: boolean;
-                    /** @description Runtime profile to run with: its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
+                    /** @description Runtime profile to run with (or the X-Svc-Profile header; both naming different profiles is a 400): its variables and secrets (over the Global and workspace defaults) become env vars of the steps, secrets masked. Without either, the configured default profile, if any. 404 when it does not exist, 400 when disabled, 403 when protected and the caller is not an admin. */
                     profileName?: string;
                     queue?: string;
                 };
@@ -6441,7 +6456,10 @@ export interface operations {
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
-            header?: never;
+            header?: {
+                /** @description A runtime profile to run with */
+                "X-Svc-Profile"?: string;
+            };
             path: {
                 fileName: string;
             };
@@ -7306,7 +7324,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
-                    /** @description An empty string is ignored */
+                    /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters; an empty string is ignored */
                     name?: string;
                     description?: string;
                 };
@@ -8344,6 +8362,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
             };
             cookie?: never;
@@ -8414,6 +8433,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
             };
             cookie?: never;
@@ -8490,6 +8510,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };
@@ -8567,6 +8588,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };
@@ -8653,6 +8675,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description A lowercase slug: a lowercase letter or digit, then lowercase letters, digits, ".", "_", "-"; at most 100 characters */
                 workspaceName: string;
                 key: string;
             };

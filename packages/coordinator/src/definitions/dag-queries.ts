@@ -1,5 +1,5 @@
 import { toDagDetail } from '@trellis/core';
-import { getLatestRuns, suspendedAmong, type Db } from '@trellis/store';
+import { getDagRunStates, type Db } from '@trellis/store';
 import type { RunQueries } from '../runs/run-queries.js';
 import type { RunService } from '../runs/run-service.js';
 import type { DagIndex, IndexedDag } from './dag-index.js';
@@ -54,16 +54,15 @@ export class DagQueries {
     const entries = this.sorted(this.deps.index.all().filter((e) => matchesFilters(e, filter.name, labels)), filter.sort);
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
-    const names = slice.map((e) => e.name);
-    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, names), suspendedAmong(this.deps.db, names)]);
-    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), latest.get(e.name), suspended.has(e.name))), total: entries.length };
+    const states = await getDagRunStates(this.deps.db, slice.map((e) => e.name));
+    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latest, states.get(e.name)?.suspended)), total: entries.length };
   }
 
   async details(fileName: string) {
     await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
-    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, [entry.name]), suspendedAmong(this.deps.db, [entry.name])]);
-    return dagDetails(entry, latest.get(entry.name), suspended.has(entry.name));
+    const state = (await getDagRunStates(this.deps.db, [entry.name])).get(entry.name);
+    return dagDetails(entry, state?.latest, state?.suspended);
   }
 
   /** The YAML text of a definition, with what it parses to, as the database has it now. */

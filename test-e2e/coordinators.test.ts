@@ -55,13 +55,7 @@ async function runningOn(dag: string, id: string): Promise<string> {
 
 before(async () => {
   await cluster.start();
-  b = await cluster.startPeer('b');
-  cluster.startWorker('worker-a', 'pool=a', { coordinators: [cluster.grpcAddress] });
-  cluster.startWorker('worker-b', 'pool=b', { coordinators: [b.grpcAddress] });
-  cluster.startWorker('worker-both', 'pool=both', { coordinators: [cluster.grpcAddress, b.grpcAddress] });
-  await cluster.workerReady('worker-a');
-  await cluster.workerReady('worker-b', b.api);
-  await cluster.workerReady('worker-both');
+  b = await cluster.startPeerWithWorkers();
 });
 
 after(async () => {

@@ -185,6 +185,21 @@ export class Cluster {
     return peer;
   }
 
+  /**
+   * The two-coordinator set-up: a peer B, and three workers registered, `worker-a` (pool=a) with
+   * A only, `worker-b` (pool=b) with B only, `worker-both` (pool=both) with A then B.
+   */
+  async startPeerWithWorkers(name = 'b'): Promise<Peer> {
+    const peer = await this.startPeer(name);
+    this.startWorker('worker-a', 'pool=a', { coordinators: [this.grpcAddress] });
+    this.startWorker('worker-b', 'pool=b', { coordinators: [peer.grpcAddress] });
+    this.startWorker('worker-both', 'pool=both', { coordinators: [this.grpcAddress, peer.grpcAddress] });
+    await this.workerReady('worker-a');
+    await this.workerReady('worker-b', peer.api);
+    await this.workerReady('worker-both');
+    return peer;
+  }
+
   /** `coordinators`: the gRPC addresses it is given, in order (default: the first coordinator's). */
   startWorker(id: string, labels: string, options: { token?: string; pollers?: number; args?: string[]; coordinators?: string[] } = {}): Proc {
     const workDir = join(this.dir, `work-${id}`);

@@ -10,6 +10,7 @@ import { loadDag, toError, type Dag } from '@trellis/core';
 import { runDag, type RunReporter } from '@trellis/engine';
 import { openBenchDatabase, sampleRuns, seedBenchRuns, type BenchDag, type BenchDatabase } from '@trellis/store/testing';
 import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
+import { benchDag, percentile } from './bench-dags.js';
 
 const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const DAG_COUNT = 1_000;
@@ -41,33 +42,7 @@ function median(values: number[]): number {
   return sorted[Math.floor(sorted.length / 2)] ?? 0;
 }
 
-/** Nearest-rank percentile. */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
-}
-
 // ---- set-up ----------------------------------------------------------------------------------
-
-const PREFIXES = ['etl', 'report', 'sync', 'backup', 'ingest', 'cleanup', 'train', 'export', 'billing', 'audit'];
-const TEAMS = ['core', 'data', 'web', 'ml', 'ops'];
-
-/** DAG i: a varied name, labels on two in three, a schedule on one in twenty, 1-3 steps. */
-function benchDag(i: number): BenchDag {
-  const fileName = `${PREFIXES[i % PREFIXES.length] ?? 'dag'}-${TEAMS[(i * 7) % TEAMS.length] ?? 'x'}-${String(i).padStart(4, '0')}`;
-  const labels = i % 3 === 0 ? [] : [`team=${TEAMS[i % TEAMS.length] ?? 'x'}`, ...(i % 4 === 0 ? ['nightly'] : [])];
-  const steps = Array.from({ length: 1 + (i % 3) }, (_, s) => `  - name: s${s}\n    command: echo step ${s}${s > 0 ? `\n    depends: [s${s - 1}]` : ''}`);
-  const yaml = [
-    `description: benchmark DAG ${i}`,
-    ...(labels.length > 0 ? [`labels: [${labels.join(', ')}]`] : []),
-    ...(i % 20 === 0 ? [`schedule: "${i % 60} ${i % 24} * * *"`] : []),
-    'type: graph',
-    'steps:',
-    ...steps,
-    '',
-  ].join('\n');
-  return { name: fileName, fileName, yaml, labels };
-}
 
 interface Bench {
   dir: string;

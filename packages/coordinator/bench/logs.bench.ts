@@ -1,6 +1,8 @@
-// Run logs in PostgreSQL: a 100 MB step log sent by a real worker process to coordinator A
-// (gRPC reports, stored as chunks), then read through coordinator B on the same database, 8
-// requests in flight: tail, a page in the middle by offset, and the run log's tail.
+// Two coordinators sharing only PostgreSQL, each with its own data and DAGs directories: 1,000
+// DAG files imported through A (B's directory starts empty) with 20,000 runs of history, and a
+// 100 MB step log sent by a real worker process to A (gRPC reports, stored as chunks). Read
+// through B, 1 and 8 requests in flight: the DAG list's first 100, the step log's tail and the
+// run log's tail; and a page in the middle of the step log by offset.
 //   npm run bench -w packages/coordinator
 // PostgreSQL: TRELLIS_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the
 // benchmark works in a schema of its own and drops it at the end.
@@ -9,8 +11,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openDatabase } from '@trellis/store';
-import { openBenchDatabase } from '@trellis/store/testing';
+import { openBenchDatabase, seedBenchRuns } from '@trellis/store/testing';
 import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
+import { benchDag, percentile } from './bench-dags.js';
 
 const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const CLI = resolve(import.meta.dirname, '..', '..', 'cli', 'dist', 'main.js');
@@ -19,20 +22,20 @@ const IN_FLIGHT = 8;
 const WARMUP_REQUESTS = 80;
 const MEASURED_REQUESTS = 800;
 const LATENCY_TARGET_MS = 25;
+const DAG_COUNT = 1_000;
+const HISTORY_RUNS = 20_000;
 // 64-byte lines, numbered: 1,638,400 of them make the 100 MB.
 const LINE_BYTES = 64;
 const LINES = LOG_BYTES / LINE_BYTES;
 const DAG = `worker_selector:\n  pool: bench\nsteps:\n  - name: flood\n    command: awk 'BEGIN { for (i = 1; i <= ${LINES}; i++) printf "%08d %054d\\n", i, 0 }'\n`;
 
-/** Nearest-rank percentile. */
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+/** A coordinator with its own DAGs and data directories (`dags-<id>`, `data-<id>`). */
+function configOf(dir: string, id: string) {
+  return loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, `dags-${id}`), dataDir: join(dir, `data-${id}`), timezone: 'UTC', coordinatorId: id } });
 }
 
 async function startOne(dir: string, id: string, db: Awaited<ReturnType<typeof openDatabase>>): Promise<Coordinator> {
-  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir: join(dir, 'dags'), dataDir: join(dir, `data-${id}`), timezone: 'UTC', coordinatorId: id } });
-  return startCoordinator(config, createSilentLogger(), { watch: false, db });
+  return startCoordinator(configOf(dir, id), createSilentLogger(), { watch: false, db });
 }
 
 async function getJson<T>(c: Coordinator, path: string, init: RequestInit = {}): Promise<T> {
@@ -50,34 +53,47 @@ async function waitForEnd(c: Coordinator, path: string): Promise<number> {
   }
 }
 
-/** `IN_FLIGHT` requests at a time; each figure is one request's latency, body read included. */
-async function measure(c: Coordinator, label: string, path: (i: number) => string, check: (page: { content: string; totalLines: number }) => boolean): Promise<number> {
+/**
+ * `inFlight` requests at a time; each figure is one request's latency, body read included. The
+ * client shares the process (one thread) with both coordinators: at 8 in flight a request also
+ * waits for the others' turns, at 1 it is the request's own time.
+ */
+async function measure<T>(c: Coordinator, label: string, path: (i: number) => string, check: (page: T) => boolean, inFlight = IN_FLIGHT): Promise<number> {
   const times: number[] = [];
   let next = 0;
   const total = WARMUP_REQUESTS + MEASURED_REQUESTS;
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
+    Array.from({ length: inFlight }, async () => {
       while (next < total) {
         const i = next;
         next += 1;
         const started = performance.now();
-        const page = await getJson<{ content: string; totalLines: number }>(c, path(i));
+        const page = await getJson<T>(c, path(i));
         if (i >= WARMUP_REQUESTS) times.push(performance.now() - started);
-        if (!check(page)) throw new Error(`${label}: unexpected page ${page.content.slice(0, 100)}`);
+        if (!check(page)) throw new Error(`${label}: unexpected answer ${JSON.stringify(page).slice(0, 100)}`);
       }
     }),
   );
+  // This process's CPU per request (client and both coordinators; PostgreSQL's is not counted):
+  // what the code costs, whatever else the machine runs.
+  const cpu = process.cpuUsage(cpuBefore);
+  const cpuMs = (cpu.user + cpu.system) / 1000 / total;
   const p99 = percentile(times, 99);
-  console.log(`    ${label.padEnd(52)} p50 ${percentile(times, 50).toFixed(1).padStart(6)} ms   p99 ${p99.toFixed(1).padStart(6)} ms   n=${times.length}   ${p99 < LATENCY_TARGET_MS ? 'PASS' : 'MISS'}`);
+  console.log(`    ${label.padEnd(56)} ${String(inFlight).padStart(2)} in flight   p50 ${percentile(times, 50).toFixed(1).padStart(6)} ms   p99 ${p99.toFixed(1).padStart(6)} ms   cpu ${cpuMs.toFixed(2)} ms/request   n=${times.length}   ${p99 < LATENCY_TARGET_MS ? 'PASS' : 'MISS'}`);
   return p99;
 }
 
 async function main(): Promise<void> {
-  console.log(`run logs benchmark (node ${process.version}; a ${LOG_BYTES / 1024 / 1024} MB step log from a worker through coordinator A, read through B, ${IN_FLIGHT} in flight)`);
+  console.log(`two coordinators benchmark (node ${process.version}; ${DAG_COUNT} DAGs and a ${LOG_BYTES / 1024 / 1024} MB step log through coordinator A, read through B)`);
   const dir = mkdtempSync(join(tmpdir(), 'trellis-logs-bench-'));
-  mkdirSync(join(dir, 'dags'));
-  writeFileSync(join(dir, 'dags', 'flood.yaml'), DAG);
+  const dags = Array.from({ length: DAG_COUNT }, (_, i) => benchDag(i));
+  mkdirSync(join(dir, 'dags-bench-a'));
+  mkdirSync(join(dir, 'dags-bench-b'));
+  for (const dag of dags) writeFileSync(join(dir, 'dags-bench-a', `${dag.fileName}.yaml`), dag.yaml);
+  writeFileSync(join(dir, 'dags-bench-a', 'flood.yaml'), DAG);
   const bench = await openBenchDatabase(DATABASE_URL, 'logs');
+  await seedBenchRuns(bench.db, { dags, runs: HISTORY_RUNS, logDir: configOf(dir, 'bench-a').logDir });
   const other = await openDatabase({ databaseUrl: DATABASE_URL, schema: bench.schema });
   const a = await startOne(dir, 'bench-a', bench.db);
   const b = await startOne(dir, 'bench-b', other);
@@ -91,9 +107,18 @@ async function main(): Promise<void> {
     console.log(`  ingest: ${LOG_BYTES / 1024 / 1024} MB through the worker's reports to A in ${seconds.toFixed(1)} s (${(LOG_BYTES / 1024 / 1024 / seconds).toFixed(1)} MB/s, run start to end)`);
     console.log(`  reads through B (target p99 < ${LATENCY_TARGET_MS} ms):`);
     const line = (n: number): string => `${String(n).padStart(8, '0')} ${'0'.repeat(54)}`;
-    await measure(b, 'GET /dag-runs/flood/flood-1/steps/flood/log?tail=100', () => '/dag-runs/flood/flood-1/steps/flood/log?tail=100', (p) => p.totalLines === LINES && p.content.endsWith(line(LINES)));
-    await measure(b, 'GET .../steps/flood/log?offset=<anywhere>&limit=100', (i) => `/dag-runs/flood/flood-1/steps/flood/log?offset=${1 + ((i * 7919 * 211) % (LINES - 100))}&limit=100`, (p) => p.content.split('\n').length === 100);
-    await measure(b, 'GET /dag-runs/flood/flood-1/log?tail=100', () => '/dag-runs/flood/flood-1/log?tail=100', (p) => p.totalLines > 0);
+    type Page = { content: string; totalLines: number };
+    const dagList = `GET /dags?perPage=100 (${DAG_COUNT + 1} DAGs, ${HISTORY_RUNS} runs)`;
+    const stepTail = '/dag-runs/flood/flood-1/steps/flood/log?tail=100';
+    const runTail = '/dag-runs/flood/flood-1/log?tail=100';
+    const fullPage = (p: { dags: unknown[] }): boolean => p.dags.length === 100;
+    const lastLines = (p: Page): boolean => p.totalLines === LINES && p.content.endsWith(line(LINES));
+    for (const inFlight of [1, IN_FLIGHT]) {
+      await measure(b, dagList, () => '/dags?perPage=100', fullPage, inFlight);
+      await measure(b, `GET ${stepTail}`, () => stepTail, lastLines, inFlight);
+      await measure<Page>(b, `GET ${runTail}`, () => runTail, (p) => p.totalLines > 0, inFlight);
+    }
+    await measure<Page>(b, 'GET .../steps/flood/log?offset=<anywhere>&limit=100', (i) => `/dag-runs/flood/flood-1/steps/flood/log?offset=${1 + ((i * 7919 * 211) % (LINES - 100))}&limit=100`, (p) => p.content.split('\n').length === 100);
   } finally {
     worker.kill('SIGTERM');
     await new Promise((r) => worker.once('exit', r));

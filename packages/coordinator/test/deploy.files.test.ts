@@ -284,7 +284,7 @@ describe('deploy files', () => {
     assert.equal(service('worker-a').image, service('coordinator').image, 'one image for the coordinator and the workers');
   });
 
-  test('profile scaled: a second coordinator like the first (its own id and data volume) behind an nginx proxy for HTTP, SSE and gRPC', () => {
+  test('profile scaled: a second coordinator like the first (its own id and data volume, no shared volume) behind an nginx proxy for HTTP, SSE and gRPC', () => {
     const profiled = Object.entries(services).filter(([, value]) => asRecord(value, 'service').profiles !== undefined).map(([name]) => name);
     assert.deepEqual(profiled.sort(), ['coordinator-2', 'proxy'], 'everything else runs without the profile');
     for (const name of profiled) assert.deepEqual(service(name).profiles, ['scaled']);
@@ -294,6 +294,11 @@ describe('deploy files', () => {
     assert.notEqual(second.SVC_COORDINATOR_ID, first.SVC_COORDINATOR_ID, 'a name of its own on the shared database');
     const dataVolume = (name: string) => asStrings(service(name).volumes, `${name} volumes`).find((v) => v.endsWith(':/app/data'));
     assert.notEqual(dataVolume('coordinator-2'), dataVolume('coordinator'), 'a data directory of its own');
+    // Definitions, documents and logs are in the database: the coordinators share no volume, only
+    // the host's ./dags, mounted in both as the place to edit DAGs by hand.
+    const named = (name: string) => asStrings(service(name).volumes, `${name} volumes`).filter((v) => !v.startsWith('./'));
+    assert.deepEqual(named('coordinator').filter((v) => named('coordinator-2').includes(v)), [], 'no named volume shared between coordinators');
+    assert.equal(first.SVC_LOG_DIR, undefined, 'run logs are not a directory of their own: the working copies stay in the data volume');
     assert.equal(publishedPorts(service('coordinator-2'), 'coordinator-2 ports').length, 0, 'reached through the proxy');
 
     const proxy = service('proxy');

@@ -7,7 +7,7 @@ export * from './runs/record.js';
 export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
 export { saveSecretParams, getSecretParams, secretParamsSealedWith, resealSecretParams, secretParamsCountsByKey, type SecretParams, type StoredSecretParams } from './runs/secret-params.js';
 export { recordProfileEntries } from './runs/profile-entries.js';
-export { getRun, getLatestRun, getLatestRuns, countActiveRuns, getSpecYaml } from './runs/get-run.js';
+export { getRun, getLatestRun, getDagRunStates, countActiveRuns, getSpecYaml, type DagRunState } from './runs/get-run.js';
 export { listRuns, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
 export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  failInterruptedRuns, getLatestRun, getLatestRuns, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
-  purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, specHash, updateRunStatus, InvalidCursorError,
+  failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
+  purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
   type Db, type NewRun,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -119,9 +119,10 @@ describe('runs repository', () => {
     assert.equal((await listRuns(db, { name: 'paged', status: RunStatus.Success, limit: 5 })).runs.length, 0);
     assert.equal((await listRuns(db, { name: 'paged', from: new Date(Date.now() + 60_000), limit: 5 })).runs.length, 0);
     assert.equal((await getLatestRun(db, 'paged'))?.dagRunId, 'p24');
-    const latest = await getLatestRuns(db, ['paged', 'etl', 'none']);
-    assert.equal(latest.get('paged')?.dagRunId, 'p24');
-    assert.equal(latest.has('none'), false);
+    await setSuspended(db, 'none', true);
+    const states = await getDagRunStates(db, ['paged', 'none']);
+    assert.deepEqual(states.get('paged'), { latest: await getRun(db, 'paged', 'p24'), suspended: false });
+    assert.deepEqual(states.get('none'), { latest: undefined, suspended: true });
     await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
   });
 

@@ -13,6 +13,17 @@ export interface IndexedDag {
   name: string;
 }
 
+/** Orders like String#localeCompare without arguments, but builds the collator once, not per comparison. */
+const collator = new Intl.Collator();
+
+/** Entries ordered by a key computed once per entry, ties by file name. */
+export function orderedBy(entries: IndexedDag[], keyOf: (entry: IndexedDag) => string): IndexedDag[] {
+  return entries
+    .map((entry) => ({ entry, key: keyOf(entry) }))
+    .sort((a, b) => collator.compare(a.key, b.key) || collator.compare(a.entry.fileName, b.entry.fileName))
+    .map((ranked) => ranked.entry);
+}
+
 /** A definition changed (`entry` undefined: deleted); `origin` is the coordinator instance that wrote the change. */
 export type DagChangeListener = (fileName: string, entry: IndexedDag | undefined, origin: string) => void;
 
@@ -27,6 +38,8 @@ export const BASE_CONFIG_NAME = 'base';
  */
 export class DagIndex {
   private readonly entries = new Map<string, IndexedDag>();
+  /** The entries in name order, kept until the next change: a list request does not sort 1,000 DAGs. */
+  private nameOrder: readonly IndexedDag[] | undefined;
   private readonly listeners: DagChangeListener[] = [];
   private base: BaseConfig | undefined;
   private baseErrors: string[] = [];
@@ -62,6 +75,12 @@ export class DagIndex {
     return [...this.entries.values()];
   }
 
+  /** Every entry by name, any case, then file name. */
+  inNameOrder(): readonly IndexedDag[] {
+    this.nameOrder ??= orderedBy(this.all(), (e) => e.name.toLowerCase());
+    return this.nameOrder;
+  }
+
   get size(): number {
     return this.entries.size;
   }
@@ -86,6 +105,7 @@ export class DagIndex {
 
   /** Indexes a definition; a change is announced with its origin (the initial load has none). */
   private apply(fileName: string, file: StoredFile | undefined, origin?: string): void {
+    this.nameOrder = undefined;
     if (file?.content == null) {
       if (this.entries.delete(fileName) && origin !== undefined) this.emit(fileName, undefined, origin);
       return;

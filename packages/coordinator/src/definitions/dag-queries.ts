@@ -1,8 +1,8 @@
 import { toDagDetail } from '@trellis/core';
-import { getLatestRuns, suspendedAmong, type Db } from '@trellis/store';
+import { getDagRunStates, type Db } from '@trellis/store';
 import type { RunQueries } from '../runs/run-queries.js';
 import type { RunService } from '../runs/run-service.js';
-import type { DagIndex, IndexedDag } from './dag-index.js';
+import { orderedBy, type DagIndex, type IndexedDag } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
 import { dagDetails, listItem } from './dag-payloads.js';
 
@@ -28,9 +28,6 @@ export interface DagListFilter {
 /** How many recent runs the per-DAG history and its grid show. */
 const HISTORY_RUNS = 30;
 
-/** Orders like String#localeCompare without arguments, but builds the collator once, not per comparison. */
-const collator = new Intl.Collator();
-
 function matchesFilters(entry: IndexedDag, name: string | undefined, labels: string[]): boolean {
   if (name !== undefined && name !== '') {
     const needle = name.toLowerCase();
@@ -48,19 +45,18 @@ export class DagQueries {
   /** One page of the matching definitions, and how many match in all. */
   async list(filter: DagListFilter) {
     const labels = (filter.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
-    const entries = this.sorted(this.deps.index.all().filter((e) => matchesFilters(e, filter.name, labels)), filter.sort);
+    const entries = this.matching(filter.sort, (e) => matchesFilters(e, filter.name, labels));
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
-    const names = slice.map((e) => e.name);
-    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, names), suspendedAmong(this.deps.db, names)]);
-    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), latest.get(e.name), suspended.has(e.name))), total: entries.length };
+    const states = await getDagRunStates(this.deps.db, slice.map((e) => e.name));
+    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latest, states.get(e.name)?.suspended)), total: entries.length };
   }
 
   async details(fileName: string) {
     await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
-    const [latest, suspended] = await Promise.all([getLatestRuns(this.deps.db, [entry.name]), suspendedAmong(this.deps.db, [entry.name])]);
-    return dagDetails(entry, latest.get(entry.name), suspended.has(entry.name));
+    const state = (await getDagRunStates(this.deps.db, [entry.name])).get(entry.name);
+    return dagDetails(entry, state?.latest, state?.suspended);
   }
 
   /** The YAML text of a definition, with what it parses to, as the database has it now. */
@@ -94,15 +90,12 @@ export class DagQueries {
   }
 
   /**
-   * Definitions in list order. Each sort key is computed once per entry (a schedule's next run
-   * is a cron search), and only the requested page becomes list items: with 1,000 DAGs, building
-   * every item and comparing with localeCompare dominated the request.
+   * The definitions `keep` accepts, in list order (a new array). Name order is kept by the index between changes; a schedule's
+   * next run moves with time, so that order is computed per request, each key once (a cron
+   * search), and only the requested page becomes list items.
    */
-  private sorted(entries: IndexedDag[], sort: 'name' | 'nextRun'): IndexedDag[] {
-    const keyOf = sort === 'name' ? (e: IndexedDag) => e.name.toLowerCase() : (e: IndexedDag) => this.deps.schedule.nextRun(e) || '\uffff';
-    return entries
-      .map((entry) => ({ entry, key: keyOf(entry) }))
-      .sort((a, b) => collator.compare(a.key, b.key) || collator.compare(a.entry.fileName, b.entry.fileName))
-      .map((ranked) => ranked.entry);
+  private matching(sort: 'name' | 'nextRun', keep: (entry: IndexedDag) => boolean): IndexedDag[] {
+    if (sort === 'name') return this.deps.index.inNameOrder().filter(keep);
+    return orderedBy(this.deps.index.all().filter(keep), (e) => this.deps.schedule.nextRun(e) || '\uffff');
   }
 }

@@ -80,7 +80,7 @@ function wholeCharactersAtStart(bytes: Buffer): Buffer {
 /**
  * One line as it is read, in pieces, holding at most MAX_LINE_BYTES of it: the forward reader
  * appends pieces and keeps the line's first bytes, the backward reader prepends them and keeps
- * its last bytes.
+ * its last bytes. Pieces are views into the read windows (at most 64 KiB each), not copies.
  */
 class LineBuffer {
   private pieces: Buffer[] = [];
@@ -98,7 +98,7 @@ class LineBuffer {
     this.length += bytes.length;
     const room = MAX_LINE_BYTES - this.kept;
     if (room <= 0 || bytes.length === 0) return;
-    const piece = Buffer.from(bytes.subarray(0, room));
+    const piece = bytes.subarray(0, room);
     this.pieces.push(piece);
     this.kept += piece.length;
   }
@@ -107,14 +107,15 @@ class LineBuffer {
     this.length += bytes.length;
     const room = MAX_LINE_BYTES - this.kept;
     if (room <= 0 || bytes.length === 0) return;
-    const piece = Buffer.from(bytes.subarray(Math.max(0, bytes.length - room)));
+    const piece = bytes.subarray(Math.max(0, bytes.length - room));
     this.pieces.unshift(piece);
     this.kept += piece.length;
   }
 
   /** The line's text, with the marker on the side it was cut when it was, and the buffer emptied for the next line. */
   take(): string {
-    const bytes = Buffer.concat(this.pieces);
+    // Most lines are one view into one read window: decoded as it is, not copied first.
+    const bytes = this.pieces.length === 1 && this.pieces[0] !== undefined ? this.pieces[0] : Buffer.concat(this.pieces);
     let text: string;
     if (!this.cut) text = bytes.toString('utf8');
     else if (this.appended) text = `${wholeCharactersAtEnd(bytes).toString('utf8')} ${TRUNCATED_LINE_MARKER}`;

@@ -18,13 +18,22 @@ function streamInfo(row: StreamRow): LogStreamInfo {
   return { size: Number(row.size), newlines: Number(row.newlines), endsWithNewline: row.endsWithNewline };
 }
 
-/** A stream (undefined when nothing was stored for it) and its last `window` bytes, in one statement: a tail's usual single read. */
+/**
+ * A stream (undefined when nothing was stored for it) and its last `window` bytes, in one
+ * statement: a tail's usual single read. The pieces are found by a range of the primary key
+ * from the stream's size (LATERAL, so the size bounds the index scan): a join condition on
+ * the size was applied as a filter after scanning every piece of the stream, a cost that grew
+ * with the log (1,600 index entries and heap rows for 100 MB).
+ */
 export async function logTail(q: Queryable, ref: LogStreamRef, window: number): Promise<{ info: LogStreamInfo; bytes: Buffer } | undefined> {
   const rows = await q.query<StreamRow & { data: Uint8Array | null }>(
     `SELECT ${STREAM_COLUMNS}, substring(c.data FROM (greatest(s.size - $4::bigint - c.byte_offset, 0) + 1)::int) AS data
      FROM run_log_streams s
-     LEFT JOIN run_log_chunks c ON c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream
-       AND c.byte_offset > s.size - $4::bigint - $5::bigint AND c.byte_offset + length(c.data) > s.size - $4::bigint
+     LEFT JOIN LATERAL (
+       SELECT byte_offset, data FROM run_log_chunks c
+       WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream
+         AND c.byte_offset > s.size - $4::bigint - $5::bigint AND c.byte_offset < s.size
+       ORDER BY c.byte_offset) c ON c.byte_offset + length(c.data) > s.size - $4::bigint
      WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3
      ORDER BY c.byte_offset`,
     [ref.runId, ref.attemptId, ref.stream, window, MAX_LOG_PIECE],

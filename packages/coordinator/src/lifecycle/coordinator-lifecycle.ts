@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import { answerClientError } from '../http/client-errors.js';
 import { DISPATCH_CHANNEL, failInterruptedRuns, openDatabase, recordEvent, type Db } from '@trellis/store';
 import { toError } from '@trellis/core';
 import { createHttpApp } from '../http/app.js';
@@ -40,6 +41,7 @@ function listenError(what: string, host: string, port: number, error: Error): Er
 async function listenHttp(app: ReturnType<typeof createHttpApp>, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const listening = app.listen(port, host);
+    listening.on('clientError', answerClientError);
     listening.once('listening', () => resolve(listening));
     listening.once('error', (error) => reject(listenError('HTTP', host, port, error)));
   });

@@ -126,6 +126,8 @@ describe('DAG definitions API', () => {
   test('delete: 204 then 404; the file is gone', async () => {
     await call('POST', '/dags', { name: 'doomed' });
     assert.equal((await call('DELETE', '/dags/doomed')).status, 204);
+    // The directory is a mirror the coordinator writes after the database change.
+    for (let waited = 0; existsSync(join(dir, 'dags', 'doomed.yaml')) && waited < 5000; waited += 20) await new Promise((r) => setTimeout(r, 20));
     assert.equal(existsSync(join(dir, 'dags', 'doomed.yaml')), false);
     assert.equal((await call('DELETE', '/dags/doomed')).status, 404);
   });

@@ -5,6 +5,9 @@ import type { MirrorFiles } from '../stored-files/directory-mirror.js';
 import { writeAtomically } from '../stored-files/atomic-write.js';
 import { isValidDocumentId } from './document-id.js';
 
+/** How long after a directory event its files are listed (see `watch`). */
+const NEW_DIRECTORY_RESCAN_MS = 150;
+
 /** Whether `path` is `root` or below it (both already resolved). */
 function isWithin(root: string, path: string): boolean {
   const rel = relative(root, path);
@@ -119,12 +122,35 @@ export class DocFiles implements MirrorFiles {
 
   /** Watches the whole tree: files written by runs under `DAG_DOCS_DIR` (`<docsDir>/<dag name>/...`) are documents too. */
   watch(onName: (id: string) => void): (() => void) | undefined {
+    const rescans = new Set<NodeJS.Timeout>();
     const watcher = watch(this.root, { recursive: true }, (_event, name) => {
-      const id = name !== null ? this.idOf(name) : undefined;
-      if (id !== undefined) onName(id);
+      if (name === null) return;
+      const id = this.idOf(name);
+      if (id !== undefined) {
+        onName(id);
+        return;
+      }
+      // Node's recursive watch adds a new directory's own watch a moment after it appears, so
+      // files written into it at once raise no event: look into the directory a little later.
+      const timer = setTimeout(() => {
+        rescans.delete(timer);
+        void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined);
+      }, NEW_DIRECTORY_RESCAN_MS);
+      rescans.add(timer);
     });
     watcher.on('error', () => watcher.close());
-    return () => watcher.close();
+    return () => {
+      for (const timer of rescans) clearTimeout(timer);
+      watcher.close();
+    };
+  }
+
+  /** The documents under a relative path that is a real directory (not a link); none otherwise. */
+  private async idsUnder(relativeDir: string): Promise<string[]> {
+    const info = await lstat(join(this.root, relativeDir)).catch(() => undefined);
+    if (info === undefined || !info.isDirectory()) return [];
+    const prefix = `${relativeDir.split(sep).join('/')}/`;
+    return (await this.list()).filter((id) => id.startsWith(prefix));
   }
 
   private async requireConfined(id: string): Promise<void> {

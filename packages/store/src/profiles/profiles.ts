@@ -115,6 +115,7 @@ export async function getEntry(q: Queryable, profileId: string, key: string): Pr
 
 /** Sets a plain variable, replacing a secret of the same key (whose sealed value is deleted). */
 export async function putVariable(q: Queryable, profileId: string, key: string, value: string, by: string): Promise<ProfileEntryRecord> {
+  await lockProfile(q, profileId);
   const [row] = await q.query<ProfileEntryRecord>(
     `INSERT INTO profile_entries (profile_id, key, kind, value, secret_id, updated_by) VALUES ($1, $2, 'variable', $3, NULL, $4)
      ON CONFLICT (profile_id, key) DO UPDATE SET kind = 'variable', value = EXCLUDED.value, secret_id = NULL, updated_by = EXCLUDED.updated_by, updated_at = now()
@@ -137,6 +138,7 @@ export interface SealedSecret {
 
 /** Sets a secret entry whose sealed value has id `secretId` (the entry's existing one, or a new one). */
 export async function putSecret(q: Queryable, profileId: string, key: string, secretId: string, sealed: SealedSecret, by: string): Promise<ProfileEntryRecord> {
+  await lockProfile(q, profileId);
   await q.query(
     `INSERT INTO profile_secrets (id, profile_id, key_id, nonce, ciphertext, auth_tag) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (id) DO UPDATE SET key_id = EXCLUDED.key_id, nonce = EXCLUDED.nonce, ciphertext = EXCLUDED.ciphertext, auth_tag = EXCLUDED.auth_tag, updated_at = now()`,
@@ -156,6 +158,7 @@ export async function putSecret(q: Queryable, profileId: string, key: string, se
 
 /** Deletes an entry and its sealed value; false when there was none. */
 export async function deleteEntry(q: Queryable, profileId: string, key: string): Promise<boolean> {
+  await lockProfile(q, profileId);
   const [row] = await q.query<{ secretId: string | null }>(`DELETE FROM profile_entries WHERE profile_id::text = $1 AND key = $2 RETURNING secret_id::text AS "secretId"`, [profileId, key]);
   if (row === undefined) return false;
   if (row.secretId !== null) await q.query('DELETE FROM profile_secrets WHERE id::text = $1', [row.secretId]);
@@ -170,6 +173,15 @@ export async function deleteEntry(q: Queryable, profileId: string, key: string):
  */
 async function dropUnlinkedSecrets(q: Queryable, profileId: string): Promise<void> {
   await q.query('DELETE FROM profile_secrets s WHERE s.profile_id::text = $1 AND NOT EXISTS (SELECT 1 FROM profile_entries e WHERE e.secret_id = s.id)', [profileId]);
+}
+
+/**
+ * Entry writes of one layer take turns (the caller's transaction holds the lock until it ends):
+ * two concurrent sets otherwise deadlock between one's sweep of unlinked values and the other's
+ * reference to its new value.
+ */
+async function lockProfile(q: Queryable, profileId: string): Promise<void> {
+  await q.query('SELECT 1 FROM profiles WHERE id::text = $1 FOR UPDATE', [profileId]);
 }
 
 async function touchProfile(q: Queryable, profileId: string): Promise<void> {

@@ -196,7 +196,7 @@ describe('/docs', () => {
     writeFileSync(join(docsDir, 'by-hand', '_draft.md'), 'not a document id');
     writeFileSync(join(docsDir, 'by-hand', 'data.json'), '{}');
     writeFileSync(join(docsDir, 'by-hand', 'kept.md'), 'a document\n');
-    await within(3000, 'the run\'s document and the hand-written one are listed', async () => {
+    await within(15_000, 'the run\'s document and the hand-written one are listed', async () => {
       const ids = await flatIds();
       return ids.includes('nightly-report/summary') && ids.includes('by-hand/kept');
     });

@@ -5,8 +5,8 @@ import type { MirrorFiles } from '../stored-files/directory-mirror.js';
 import { writeAtomically } from '../stored-files/atomic-write.js';
 import { isValidDocumentId } from './document-id.js';
 
-/** How long after a directory event its files are listed (see `watch`). */
-const NEW_DIRECTORY_RESCAN_MS = 150;
+/** When, after a directory event, its files are listed (see `watch`): soon, and again on a busy machine. */
+const NEW_DIRECTORY_RESCANS_MS = [150, 1000];
 
 /** Whether `path` is `root` or below it (both already resolved). */
 function isWithin(root: string, path: string): boolean {
@@ -132,11 +132,13 @@ export class DocFiles implements MirrorFiles {
       }
       // Node's recursive watch adds a new directory's own watch a moment after it appears, so
       // files written into it at once raise no event: look into the directory a little later.
-      const timer = setTimeout(() => {
-        rescans.delete(timer);
-        void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined);
-      }, NEW_DIRECTORY_RESCAN_MS);
-      rescans.add(timer);
+      for (const delay of NEW_DIRECTORY_RESCANS_MS) {
+        const timer = setTimeout(() => {
+          rescans.delete(timer);
+          void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined);
+        }, delay);
+        rescans.add(timer);
+      }
     });
     watcher.on('error', () => watcher.close());
     return () => {

@@ -48,7 +48,7 @@ export interface WebhookServiceDeps {
   /** Whether a call may select a runtime profile (the webhook's allowlist). */
   profiles: Pick<ProfileService, 'mayUse'>;
   /** The stored definition of a DAG file, if there is one. */
-  definition(fileName: string): WebhookDefinition | undefined;
+  definition(fileName: string): Promise<WebhookDefinition | undefined>;
 }
 
 export interface WebhookCall {
@@ -79,7 +79,7 @@ export class WebhookService {
   }
 
   async create(actor: Principal, fileName: string, requireSignature: boolean, profileAllowlist: string[] = []): Promise<IssuedWebhook> {
-    if (this.deps.definition(fileName) === undefined) throw new NotFoundError('DAG not found', { fileName });
+    if ((await this.deps.definition(fileName)) === undefined) throw new NotFoundError('DAG not found', { fileName });
     const issued = newCredentials(requireSignature);
     let record: WebhookRecord;
     try {
@@ -132,7 +132,7 @@ export class WebhookService {
     if (!sameHash(hashSecret(token), hook.tokenHash)) throw new UnauthorizedError(INVALID_TOKEN);
     if (!hook.enabled) throw new ForbiddenError('Webhook is disabled', { fileName });
     if (hook.signingSecret !== null) verifySignature(hook.signingSecret, call.signature, call.rawBody);
-    const definition = this.deps.definition(fileName);
+    const definition = await this.deps.definition(fileName);
     if (definition === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (definition.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${definition.errors.join('; ')}`, { errors: definition.errors });
     const actor: Principal = { kind: 'webhook', id: hook.id, name: fileName, role: 'operator' };

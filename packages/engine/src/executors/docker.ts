@@ -140,10 +140,8 @@ async function execIn(docker: Docker, container: Docker.Container, config: Conta
   const stderr = new PassThrough().on('data', (chunk: Buffer) => errFilter.write(chunk));
   const stdout = new PassThrough();
   stdout.pipe(ctx.stdout, { end: false });
-  const kill = (signal: string): void => {
-    if (errFilter.pid === undefined) return;
-    void container.exec({ Cmd: ['kill', `-${signal}`, String(errFilter.pid)] }).then((k) => k.start({ Detach: true })).catch(() => undefined);
-  };
+  const kill = (signal: string): void =>
+    errFilter.whenPid((pid) => void container.exec({ Cmd: ['kill', `-${signal}`, String(pid)] }).then((k) => k.start({ Detach: true })).catch(() => undefined));
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
     kill(bareSignal(ctx.stopSignal));

@@ -43,12 +43,22 @@ export const bareSignal = (signal: string): string => signal.replace(/^SIG/, '')
 export class PidLineFilter {
   private head = '';
   private found = false;
+  private waiting: Array<(pid: number) => void> = [];
   pid: number | undefined;
 
   constructor(
     private readonly marker: string,
     private readonly out: Writable,
   ) {}
+
+  /**
+   * Calls `fn` with the pid once it is known. A stop can come before the pid line has crossed
+   * the network: the signal must still reach the process when the line arrives.
+   */
+  whenPid(fn: (pid: number) => void): void {
+    if (this.pid !== undefined) fn(this.pid);
+    else if (!this.found) this.waiting.push(fn);
+  }
 
   write(chunk: Buffer): void {
     if (this.found) return void this.out.write(chunk);
@@ -60,11 +70,19 @@ export class PidLineFilter {
     if (end >= 0) this.pid = Number(this.head.slice(start + this.marker.length, end));
     const rest = end >= 0 ? this.head.slice(0, start) + this.head.slice(end + 1) : this.head;
     if (rest !== '') this.out.write(Buffer.from(rest, 'latin1'));
+    this.release();
   }
 
   flush(): void {
     if (!this.found && this.head !== '') this.out.write(Buffer.from(this.head, 'latin1'));
     this.found = true;
+    this.waiting = [];
+  }
+
+  private release(): void {
+    const waiting = this.waiting;
+    this.waiting = [];
+    const pid = this.pid;
+    if (pid !== undefined && Number.isInteger(pid) && pid > 1) for (const fn of waiting) fn(pid);
   }
 }
-

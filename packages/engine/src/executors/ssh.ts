@@ -106,12 +106,17 @@ export function remoteCommandLine(ctx: StepExecutionContext, shell: string[] | u
 
 
 /** `kill -SIG -- -pid` over its own channel; a failure to send only leaves the remote process to its signal. */
-function killRemoteGroup(client: Client, pid: number | undefined, signal: string): void {
-  if (pid === undefined || !Number.isInteger(pid) || pid <= 1) return;
+function killRemoteGroup(client: Client, pid: number, signal: string): void {
   client.exec(`kill -${signal} -- -${pid}`, (error, channel) => {
     if (error === undefined) channel.resume().on('close', () => undefined);
   });
 }
+
+/**
+ * sshd closes a session channel only once its command has exited, so a remote process no signal
+ * reached would hold the step forever; this long after the KILL the connection is dropped instead.
+ */
+const ABANDON_AFTER_KILL_MS = 5_000;
 
 function runRemote(client: Client, ctx: StepExecutionContext, shell: string[] | undefined, command: string): Promise<StepExecutionResult> {
   const marker = pidMarker();
@@ -120,15 +125,29 @@ function runRemote(client: Client, ctx: StepExecutionContext, shell: string[] | 
       if (error !== undefined) return reject(error);
       const stderr = new PidLineFilter(marker, ctx.stderr);
       let exit: { code: number | null; signal?: string } = { code: null };
-      let killTimer: NodeJS.Timeout | undefined;
+      const timers: NodeJS.Timeout[] = [];
+      let settled = false;
+      const finish = (): void => {
+        if (settled) return;
+        settled = true;
+        timers.forEach(clearTimeout);
+        ctx.signal.removeEventListener('abort', onAbort);
+        stderr.flush();
+        resolve(resultOf(exit, ctx.signal.aborted));
+      };
       const onAbort = (): void => {
         const signal = bareSignal(ctx.stopSignal);
         channel.signal(signal);
-        killRemoteGroup(client, stderr.pid, signal);
-        killTimer = setTimeout(() => {
-          killRemoteGroup(client, stderr.pid, 'KILL');
+        stderr.whenPid((pid) => killRemoteGroup(client, pid, signal));
+        timers.push(setTimeout(() => {
+          stderr.whenPid((pid) => killRemoteGroup(client, pid, 'KILL'));
           channel.close();
-        }, ctx.killAfterMs);
+          timers.push(setTimeout(() => {
+            ctx.stderr.write('ssh: the remote command did not end after KILL; connection dropped\n');
+            client.destroy();
+            finish();
+          }, ABANDON_AFTER_KILL_MS));
+        }, ctx.killAfterMs));
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
       channel.pipe(ctx.stdout, { end: false });
@@ -136,12 +155,7 @@ function runRemote(client: Client, ctx: StepExecutionContext, shell: string[] | 
       channel.on('exit', (code: number | null, signal?: string) => {
         exit = signal !== undefined ? { code, signal } : { code };
       });
-      channel.on('close', () => {
-        clearTimeout(killTimer);
-        ctx.signal.removeEventListener('abort', onAbort);
-        stderr.flush();
-        resolve(resultOf(exit, ctx.signal.aborted));
-      });
+      channel.on('close', finish);
     });
   });
 }

@@ -26,10 +26,14 @@ function configOf(ctx: StepExecutionContext): ContainerConfig {
   return parsed.data;
 }
 
+/** The config's own `env` as KEY=value entries. */
+function configEnv(config: ContainerConfig): string[] {
+  return config.env === undefined ? [] : Array.isArray(config.env) ? config.env : Object.entries(config.env).map(([k, v]) => `${k}=${String(v)}`);
+}
+
 /** The container's environment: its config `env`, then the step's own `env` entries. */
 function envOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
-  const own = config.env === undefined ? [] : Array.isArray(config.env) ? config.env : Object.entries(config.env).map(([k, v]) => `${k}=${String(v)}`);
-  return [...own, ...ctx.step.env.map((e) => `${e.key}=${e.value}`)];
+  return [...configEnv(config), ...ctx.step.env.map((e) => `${e.key}=${e.value}`)];
 }
 
 function shellOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
@@ -66,11 +70,17 @@ async function ensureImage(docker: Docker, config: ImageContainerConfig, ctx: St
   await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())));
 }
 
-function createOptions(config: ImageContainerConfig, ctx: StepExecutionContext, startup: string): Docker.ContainerCreateOptions {
+/**
+ * The container to create. `startup` decides its command: keepalive keeps it up for commands
+ * exec'd in it, entrypoint runs the image's entrypoint with `command` as arguments; `command`
+ * runs the step's commands (`stepArgv`) with `command` as entrypoint, or, for the run's shared
+ * container, which has no commands of its own, `command` alone.
+ */
+function createOptions(config: ImageContainerConfig, env: string[], shell: string[], startup: string, stepArgv?: string[]): Docker.ContainerCreateOptions {
   const ports = portsOf(config.ports ?? []);
   const options: Docker.ContainerCreateOptions = {
     Image: config.image,
-    Env: envOf(config, ctx),
+    Env: env,
     ExposedPorts: ports.ExposedPorts,
     HostConfig: {
       Binds: config.volumes ?? [],
@@ -86,14 +96,13 @@ function createOptions(config: ImageContainerConfig, ctx: StepExecutionContext, 
   const command = config.command === undefined ? undefined : typeof config.command === 'string' ? [config.command] : config.command;
   if (startup === 'keepalive') {
     // Kept alive by the shell the step's commands run in; a stop or removal ends it.
-    options.Entrypoint = [...shellOf(config, ctx).slice(0, 1), '-c', 'trap "exit 0" TERM INT; while :; do sleep 1; done'];
+    options.Entrypoint = [...shell.slice(0, 1), '-c', 'trap "exit 0" TERM INT; while :; do sleep 1; done'];
   } else if (startup === 'entrypoint') {
     if (command !== undefined) options.Cmd = command;
-  } else {
-    const joined = ctx.step.commands.length === 1 ? (ctx.step.commands[0] ?? '') : ctx.step.commands.join(' && ');
-    options.Cmd = commandArgv(shellOf(config, ctx), joined, ctx.positionalParams ?? []);
+  } else if (stepArgv !== undefined) {
+    options.Cmd = stepArgv;
     if (command !== undefined) options.Entrypoint = command;
-  }
+  } else if (command !== undefined) options.Entrypoint = command;
   return options;
 }
 
@@ -192,7 +201,9 @@ async function runAsCommand(docker: Docker, container: Docker.Container, ctx: St
 async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
   await ensureImage(docker, config, ctx);
   const startup = config.startup ?? 'command';
-  const container = await docker.createContainer(createOptions(config, ctx, startup));
+  const joined = ctx.step.commands.length === 1 ? (ctx.step.commands[0] ?? '') : ctx.step.commands.join(' && ');
+  const stepArgv = commandArgv(shellOf(config, ctx), joined, ctx.positionalParams ?? []);
+  const container = await docker.createContainer(createOptions(config, envOf(config, ctx), shellOf(config, ctx), startup, stepArgv));
   ctx.stderr.write(`docker: container ${container.id.slice(0, 12)} from ${config.image}\n`);
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
@@ -213,6 +224,42 @@ async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: S
 }
 
 /**
+ * The run's one container of a DAG-level image-mode `container:`, started (keepalive unless
+ * `startup` says otherwise) and made ready by the first step that runs in it, with the config's
+ * own env only; each step passes its env to its exec. Removed when the run ends, unless
+ * keep_container; also when it never became ready.
+ */
+async function startDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext, onRelease: (release: () => Promise<void>) => void): Promise<Docker.Container> {
+  await ensureImage(docker, config, ctx);
+  const container = await docker.createContainer(createOptions(config, configEnv(config), shellOf(config, ctx), config.startup ?? 'keepalive'));
+  if (flagOf(config.keep_container, 'keep_container') !== true) onRelease(() => container.remove({ force: true }));
+  ctx.stderr.write(`docker: run container ${container.id.slice(0, 12)} from ${config.image}\n`);
+  await container.start();
+  await waitReady(container, config, ctx.signal);
+  return container;
+}
+
+/** Resolves as `pending` does, or rejects once `signal` is aborted: a stopped step waits no longer. */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('stopped while waiting for the run container'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+async function runInDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  const resources = ctx.runResources;
+  if (resources === undefined) return runImageMode(docker, config, ctx);
+  const container = await untilAborted(
+    resources.shared('dag-container', (onRelease) => startDagContainer(docker, config, ctx, onRelease)),
+    ctx.signal,
+  );
+  return execAll(docker, container, config, ctx);
+}
+
+/**
  * `type: docker` (alias container), and shell steps with a step- or DAG-level `container`:
  * image mode starts a container from `image` (its commands as the container's command, or,
  * with startup keepalive/entrypoint, exec'd once it is ready); exec mode runs the commands in
@@ -225,7 +272,8 @@ export const dockerExecutor: StepExecutor = {
       const config = configOf(ctx);
       flagOf('keep_container' in config ? config.keep_container : undefined, 'keep_container');
       const docker = clientOf(ctx.env);
-      return 'exec' in config ? await runExecMode(docker, config, ctx) : await runImageMode(docker, config, ctx);
+      if ('exec' in config) return await runExecMode(docker, config, ctx);
+      return ctx.inDagContainer === true ? await runInDagContainer(docker, config, ctx) : await runImageMode(docker, config, ctx);
     } catch (error) {
       if (ctx.signal.aborted) return { exitCode: 1, stopped: true, error: 'stopped' };
       const message = toError(error).message;

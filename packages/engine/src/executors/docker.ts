@@ -149,8 +149,14 @@ async function execIn(docker: Docker, container: Docker.Container, config: Conta
   const stderr = new PassThrough().on('data', (chunk: Buffer) => errFilter.write(chunk));
   const stdout = new PassThrough();
   stdout.pipe(ctx.stdout, { end: false });
+  // The exec'd process leads its own process group (runc makes each exec a session): the
+  // signal goes to the group, so what the command started ends with it; a runtime that does
+  // not do so still has the process itself signalled.
   const kill = (signal: string): void =>
-    errFilter.whenPid((pid) => void container.exec({ Cmd: ['kill', `-${signal}`, String(pid)] }).then((k) => k.start({ Detach: true })).catch(() => undefined));
+    errFilter.whenPid((pid) => {
+      const Cmd = ['sh', '-c', `kill -${signal} -${pid} 2>/dev/null || kill -${signal} ${pid}`];
+      void container.exec({ Cmd }).then((k) => k.start({ Detach: true })).catch(() => undefined);
+    });
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
     kill(bareSignal(ctx.stopSignal));

@@ -15,9 +15,9 @@ describe('PidLineFilter (the pid line remote commands print first)', () => {
     const { filter, text } = filterTo();
     const signalled: number[] = [];
     filter.whenPid((pid) => signalled.push(pid));
-    assert.deepEqual(signalled, [], 'nothing to signal yet');
+    assert.equal(signalled.length, 0, 'nothing to signal yet');
     filter.write(Buffer.from('mk:43'));
-    assert.deepEqual(signalled, [], 'the line is not complete');
+    assert.equal(signalled.length, 0, 'the line is not complete');
     filter.write(Buffer.from('21\nan error line\n'));
     assert.deepEqual(signalled, [4321]);
     filter.whenPid((pid) => signalled.push(pid + 1));

@@ -34,7 +34,6 @@ container: {image: ${service.image}, env: {FROM_DAG: dag}}
 handler_on:
   exit:
     command: cat /tmp/shared
-    output: IN_HANDLER
 steps:
   - name: write
     command: echo "written by write" > /tmp/shared; cat /etc/hostname
@@ -58,13 +57,13 @@ steps:
     assert.match(host, /^\w+$/);
     assert.equal(result.outputs.outputs.second, `written by write dag step\n${host}`);
     assert.equal(result.outputs.outputs.typedHost, host, 'a docker step without config also runs in it');
-    assert.equal(result.snapshot.handlers.exit?.status, NodeStatus.Success);
+    assert.equal(readLog(result.snapshot.handlers.exit?.stdout ?? ''), 'written by write\n', 'the exit handler runs in it too');
     assert.match(readLog(nodeOf(result, 'write').stderr), /^docker: run container \w{12} from localhost\/trellis-busybox:test\n$/);
     assert.equal(readLog(nodeOf(result, 'read').stderr), '', 'only the first step starts it');
     assert.deepEqual(containers(), before, 'the run container is removed at the end of the run');
   });
 
-  test('a failed run and a stopped run remove it too; keep_container leaves it', async () => {
+  test('a failed run and a stopped run remove it too, also one stopped before it was ready; keep_container leaves it', async () => {
     const before = containers();
     const failed = await runYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
     assert.deepEqual([failed.status, nodeOf(failed, 'one').status, nodeOf(failed, 'two').error], [RunStatus.Failed, NodeStatus.Success, 'exit status 1']);
@@ -78,6 +77,24 @@ steps:
     const stopped = await run.result;
     assert.deepEqual([stopped.status, stopped.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
     assert.deepEqual(processesMatching(`sleep ${seconds}`), []);
+    assert.deepEqual(containers(), before);
+
+    // Stopped while the container is still getting ready: the exit handler, which runs anyway, gets a new one.
+    const slow = startYaml(
+      `container: {image: ${service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
+handler_on:
+  exit: {command: echo handled}
+steps:
+  - {name: never, command: echo never}
+`,
+      { hostEnv: hostEnv() },
+    );
+    await slow.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+    slow.handle.stop();
+    const early = await slow.result;
+    assert.deepEqual([early.status, early.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+    assert.equal(readLog(early.snapshot.nodes[0]?.stdout ?? ''), '');
+    assert.deepEqual([early.snapshot.handlers.exit?.status, readLog(early.snapshot.handlers.exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], early.snapshot.handlers.exit?.error);
     assert.deepEqual(containers(), before);
 
     const name = `trellis-kept-${process.pid}`;

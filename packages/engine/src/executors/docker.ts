@@ -116,12 +116,19 @@ function forward(docker: Docker, stream: NodeJS.ReadableStream, stdout: NodeJS.W
   });
 }
 
+/** A stop came while a container got ready. */
+class ReadinessStopped extends Error {
+  constructor() {
+    super('stopped while waiting for the container');
+  }
+}
+
 async function waitReady(container: Docker.Container, config: ImageContainerConfig, signal: AbortSignal): Promise<void> {
   const waitFor = config.wait_for ?? 'running';
   const pattern = config.log_pattern !== undefined ? new RegExp(config.log_pattern) : undefined;
   const deadline = Date.now() + READINESS_TIMEOUT_MS;
   for (;;) {
-    if (signal.aborted) throw new Error('stopped while waiting for the container');
+    if (signal.aborted) throw new ReadinessStopped();
     const state = (await container.inspect()).State;
     if (!state.Running) throw new Error(`container exited (status ${state.ExitCode}) before it was ready`);
     const stateReady = waitFor === 'running' || state.Health?.Status === 'healthy';
@@ -238,10 +245,23 @@ async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: S
 async function startDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext, onRelease: (release: () => Promise<void>) => void): Promise<Docker.Container> {
   await ensureImage(docker, config, ctx);
   const container = await docker.createContainer(createOptions(config, configEnv(config), shellOf(config, ctx), config.startup ?? 'keepalive'));
-  if (flagOf(config.keep_container, 'keep_container') !== true) onRelease(() => container.remove({ force: true }));
+  const keep = flagOf(config.keep_container, 'keep_container') === true;
+  let removed = false;
+  const remove = async (): Promise<void> => {
+    if (removed) return;
+    removed = true;
+    await container.remove({ force: true });
+  };
+  if (!keep) onRelease(remove);
   ctx.stderr.write(`docker: run container ${container.id.slice(0, 12)} from ${config.image}\n`);
-  await container.start();
-  await waitReady(container, config, ctx.signal);
+  try {
+    await container.start();
+    await waitReady(container, config, ctx.signal);
+  } catch (error) {
+    // The next step that needs it starts a new one (a `name` must be free again for it).
+    if (!keep) await remove().catch(() => undefined);
+    throw error;
+  }
   return container;
 }
 
@@ -258,11 +278,20 @@ function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
 async function runInDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
   const resources = ctx.runResources;
   if (resources === undefined) return runImageMode(docker, config, ctx);
-  const container = await untilAborted(
-    resources.shared('dag-container', (onRelease) => startDagContainer(docker, config, ctx, onRelease)),
-    ctx.signal,
-  );
-  return execAll(docker, container, config, ctx);
+  for (;;) {
+    let container: Docker.Container;
+    try {
+      container = await untilAborted(
+        resources.shared('dag-container', (onRelease) => startDagContainer(docker, config, ctx, onRelease)),
+        ctx.signal,
+      );
+    } catch (error) {
+      // The step that started it was stopped while it got ready; this one (an exit handler, say) was not: it starts one anew.
+      if (error instanceof ReadinessStopped && !ctx.signal.aborted) continue;
+      throw error;
+    }
+    return execAll(docker, container, config, ctx);
+  }
 }
 
 /**

@@ -110,13 +110,16 @@ steps:
     const name = `trellis-exec-${process.pid}`;
     service.podman(['run', '-d', '--name', name, service.image, 'sleep', '600']);
     const inside = uniqueSleep();
-    const exec = startYaml(`steps:\n  - name: long\n    container: ${name}\n    command: sleep ${inside}\n`, { hostEnv: hostEnv() });
-    await until(() => processesMatching(`sleep ${inside}`).length > 0);
+    const child = uniqueSleep();
+    // The command's shell starts a child and waits: the stop must reach the child too.
+    const exec = startYaml(`steps:\n  - name: long\n    container: ${name}\n    command: sleep ${child} & sleep ${inside}; wait\n`, { hostEnv: hostEnv() });
+    await until(() => processesMatching(`sleep ${inside}`).length > 0 && processesMatching(`sleep ${child}`).length > 0);
     exec.handle.stop();
     const stopped = await exec.result;
     assert.equal(stopped.status, RunStatus.Aborted);
-    await until(() => processesMatching(`sleep ${inside}`).length === 0);
+    await until(() => processesMatching(`sleep ${inside}`).length === 0 && processesMatching(`sleep ${child}`).length === 0);
     assert.deepEqual(processesMatching(`sleep ${inside}`), [], 'the exec process is gone');
+    assert.deepEqual(processesMatching(`sleep ${child}`), [], 'the child of the exec process is gone');
     service.podman(['rm', '-f', '-t', '0', name]);
   });
 });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { NodeStatus, RunStatus } from '@trellis/core';
 import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
-import { redisCli, sparePort, startCluster, startSentinel, type RedisProcesses } from './support/redis-servers.js';
+import { redisCli, sparePort, startCluster, startSentinel, startTlsServer, type RedisProcesses } from './support/redis-servers.js';
+import { selfSignedCert } from './support/tls-cert.js';
 
 /** The machine's own Redis; keys carry a per-run prefix and are deleted afterwards. */
 const STANDALONE = 'redis: {host: 127.0.0.1, port: 6379, db: 9}';
@@ -11,15 +12,17 @@ const ns = `trellis-test-${randomUUID()}`;
 
 let cluster: RedisProcesses;
 let sentinel: RedisProcesses;
+let tlsServer: RedisProcesses;
 
 before(async () => {
   const dir = tempDir('trellis-redis-');
-  [cluster, sentinel] = await Promise.all([startCluster(dir), startSentinel(tempDir('trellis-sentinel-'), 'primary')]);
+  const tlsDir = tempDir('trellis-redis-tls-');
+  [cluster, sentinel, tlsServer] = await Promise.all([startCluster(dir), startSentinel(tempDir('trellis-sentinel-'), 'primary'), startTlsServer(tlsDir, selfSignedCert(tlsDir))]);
 });
 
 after(async () => {
   await redisCli(6379, '-n', '9', 'EVAL', "for _, k in ipairs(redis.call('KEYS', ARGV[1])) do redis.call('DEL', k) end", '0', `${ns}*`);
-  await Promise.all([cluster.stop(), sentinel.stop()]);
+  await Promise.all([cluster.stop(), sentinel.stop(), tlsServer.stop()]);
   cleanupRuns();
 });
 
@@ -138,5 +141,26 @@ steps:
     assert.equal(result.status, RunStatus.Success, nodeOf(result, 'via-sentinel').error);
     assert.equal(stdoutOf(result, 'via-sentinel'), 'OK\nyes\n');
     assert.equal(await redisCli(masterPort ?? 0, 'GET', 'watched'), 'yes');
+  });
+});
+
+describe('redis over TLS (a TLS-only server with a self-signed certificate, started by the test)', () => {
+  test('tls: true talks TLS; the certificate is checked unless tls_skip_verify; plain text gets no answer', async () => {
+    const [port] = tlsServer.ports;
+    const result = await runYaml(`
+redis: {host: 127.0.0.1, port: ${port}, tls: true, timeout: 5}
+type: graph
+steps:
+  - {name: skip-verify, type: redis, config: {tls_skip_verify: true}, command: [SET secured yes, GET secured]}
+  - {name: verified, type: redis, command: PING}
+  - {name: plain, type: redis, config: {tls: false}, command: PING}
+`);
+    assert.equal(nodeOf(result, 'skip-verify').status, NodeStatus.Success, nodeOf(result, 'skip-verify').error);
+    assert.equal(stdoutOf(result, 'skip-verify'), 'OK\nyes\n');
+    assert.equal(await redisCli(port ?? 0, '--tls', '--insecure', 'GET', 'secured'), 'yes');
+    assert.equal(nodeOf(result, 'verified').status, NodeStatus.Failed);
+    assert.match(nodeOf(result, 'verified').error, /self[- ]signed certificate/i);
+    assert.equal(nodeOf(result, 'plain').status, NodeStatus.Failed);
+    assert.equal(stdoutOf(result, 'plain'), '');
   });
 });

@@ -4,19 +4,18 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { HeadObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import S3rver from 's3rver';
+import { DeleteObjectsCommand, HeadObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { NodeStatus, RunStatus } from '@trellis/core';
 import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
+import { startS3rver, type S3rverProcess } from './support/s3rver-process.js';
 
-let server: S3rver;
+let server: S3rverProcess;
 let endpoint = '';
 let work = '';
 
 before(async () => {
-  server = new S3rver({ address: '127.0.0.1', port: 0, directory: tempDir('trellis-s3rver-'), silent: true, vhostBuckets: false, configureBuckets: [{ name: 'data' }] });
-  const { port } = await server.run();
-  endpoint = `http://127.0.0.1:${port}`;
+  server = await startS3rver(tempDir('trellis-s3rver-'), 'data');
+  endpoint = server.endpoint;
   work = tempDir('trellis-s3-work-');
   mkdirSync(join(work, 'site/css'), { recursive: true });
   writeFileSync(join(work, 'report.csv'), 'id,total\n1,42\n');
@@ -25,7 +24,7 @@ before(async () => {
 });
 
 after(async () => {
-  await server.close();
+  await server.stop();
   cleanupRuns();
 });
 
@@ -67,7 +66,6 @@ describe('s3 steps against an S3-protocol server (s3rver)', () => {
     assert.deepEqual([top.objects, top.prefixes], [[], ['reports/', 'www/']]);
     const all = JSON.parse(listed.outputs.outputs.all ?? '') as { objects: Array<{ key: string; size: number }> };
     assert.deepEqual(all.objects.map((o) => [o.key, o.size]), [['www/css/main.css', 4], ['www/index.html', 11]]);
-    // s3rver answers a truncated ListObjectsV2 page with an internal error, so paging past max_keys is not exercised here.
     assert.equal((JSON.parse(readLog(nodeOf(listed, 'first').stdout)) as { objects: unknown[] }).objects.length, 2);
 
     const down = await runYaml(dag(`
@@ -89,6 +87,36 @@ describe('s3 steps against an S3-protocol server (s3rver)', () => {
     assert.equal(gone.status, RunStatus.Success, gone.snapshot.nodes.map((n) => n.error).join('; '));
     assert.equal(readLog(nodeOf(gone, 'tree').stdout), 'deleted s3://data/www/css/main.css\ndeleted s3://data/www/index.html\n');
     assert.deepEqual((JSON.parse(gone.outputs.outputs.left ?? '') as { objects: unknown[] }).objects, []);
+  });
+
+  test('list pages through continuation tokens: every object without max_keys, exactly max_keys with it; recursive delete of them all', async () => {
+    // More objects than one page (1000) holds; put straight through the SDK, a few at a time.
+    const keys = Array.from({ length: 1003 }, (_, i) => `many/${String(i).padStart(4, '0')}.txt`);
+    const client = new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    try {
+      for (let at = 0; at < keys.length; at += 16) await Promise.all(keys.slice(at, at + 16).map((Key) => client.send(new PutObjectCommand({ Bucket: 'data', Key, Body: 'x' }))));
+      const listed = await runYaml(dag(`
+  - {name: all, type: s3, command: list, config: {${at()}, prefix: many/, recursive: true}}
+  - {name: past-a-page, type: s3, command: list, config: {${at()}, prefix: many/, recursive: true, max_keys: 1001}}
+  - {name: three, type: s3, command: list, config: {${at()}, prefix: many/, recursive: true, max_keys: 3}}
+`));
+      assert.equal(listed.status, RunStatus.Success, listed.snapshot.nodes.map((n) => n.error).join('; '));
+      const keysOf = (step: string): string[] => (JSON.parse(readLog(nodeOf(listed, step).stdout)) as { objects: Array<{ key: string }> }).objects.map((o) => o.key);
+      assert.deepEqual(keysOf('all'), keys);
+      assert.deepEqual(keysOf('past-a-page'), keys.slice(0, 1001));
+      assert.deepEqual(keysOf('three'), keys.slice(0, 3));
+
+      const gone = await runYaml(dag(`  - {name: tree, type: s3, command: delete, config: {${at()}, prefix: many/, recursive: true}}
+  - {name: left, type: s3, command: list, depends: tree, output: LEFT, config: {${at()}, prefix: many/, recursive: true}}
+`));
+      assert.equal(gone.status, RunStatus.Success, gone.snapshot.nodes.map((n) => n.error).join('; '));
+      assert.equal(readLog(nodeOf(gone, 'tree').stdout).split('\n').filter(Boolean).length, keys.length);
+      assert.deepEqual((JSON.parse(gone.outputs.outputs.left ?? '') as { objects: unknown[] }).objects, []);
+    } finally {
+      // Whatever a failed assertion left behind does not reach the other tests' listings.
+      for (let at = 0; at < keys.length; at += 1000) await client.send(new DeleteObjectsCommand({ Bucket: 'data', Delete: { Objects: keys.slice(at, at + 1000).map((Key) => ({ Key })) } })).catch(() => undefined);
+      client.destroy();
+    }
   });
 
   test('a missing object, a missing bucket and wrong credentials fail the step with the reason; no secret reaches the log', async () => {

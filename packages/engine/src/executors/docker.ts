@@ -26,10 +26,14 @@ function configOf(ctx: StepExecutionContext): ContainerConfig {
   return parsed.data;
 }
 
+/** The config's own `env` as KEY=value entries. */
+function configEnv(config: ContainerConfig): string[] {
+  return config.env === undefined ? [] : Array.isArray(config.env) ? config.env : Object.entries(config.env).map(([k, v]) => `${k}=${String(v)}`);
+}
+
 /** The container's environment: its config `env`, then the step's own `env` entries. */
 function envOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
-  const own = config.env === undefined ? [] : Array.isArray(config.env) ? config.env : Object.entries(config.env).map(([k, v]) => `${k}=${String(v)}`);
-  return [...own, ...ctx.step.env.map((e) => `${e.key}=${e.value}`)];
+  return [...configEnv(config), ...ctx.step.env.map((e) => `${e.key}=${e.value}`)];
 }
 
 function shellOf(config: ContainerConfig, ctx: StepExecutionContext): string[] {
@@ -66,11 +70,17 @@ async function ensureImage(docker: Docker, config: ImageContainerConfig, ctx: St
   await new Promise<void>((resolve, reject) => docker.modem.followProgress(stream, (error) => (error ? reject(error) : resolve())));
 }
 
-function createOptions(config: ImageContainerConfig, ctx: StepExecutionContext, startup: string): Docker.ContainerCreateOptions {
+/**
+ * The container to create. `startup` decides its command: keepalive keeps it up for commands
+ * exec'd in it, entrypoint runs the image's entrypoint with `command` as arguments; `command`
+ * runs the step's commands (`stepArgv`) with `command` as entrypoint, or, for the run's shared
+ * container, which has no commands of its own, `command` alone.
+ */
+function createOptions(config: ImageContainerConfig, env: string[], shell: string[], startup: string, stepArgv?: string[]): Docker.ContainerCreateOptions {
   const ports = portsOf(config.ports ?? []);
   const options: Docker.ContainerCreateOptions = {
     Image: config.image,
-    Env: envOf(config, ctx),
+    Env: env,
     ExposedPorts: ports.ExposedPorts,
     HostConfig: {
       Binds: config.volumes ?? [],
@@ -86,14 +96,13 @@ function createOptions(config: ImageContainerConfig, ctx: StepExecutionContext, 
   const command = config.command === undefined ? undefined : typeof config.command === 'string' ? [config.command] : config.command;
   if (startup === 'keepalive') {
     // Kept alive by the shell the step's commands run in; a stop or removal ends it.
-    options.Entrypoint = [...shellOf(config, ctx).slice(0, 1), '-c', 'trap "exit 0" TERM INT; while :; do sleep 1; done'];
+    options.Entrypoint = [...shell.slice(0, 1), '-c', 'trap "exit 0" TERM INT; while :; do sleep 1; done'];
   } else if (startup === 'entrypoint') {
     if (command !== undefined) options.Cmd = command;
-  } else {
-    const joined = ctx.step.commands.length === 1 ? (ctx.step.commands[0] ?? '') : ctx.step.commands.join(' && ');
-    options.Cmd = commandArgv(shellOf(config, ctx), joined, ctx.positionalParams ?? []);
+  } else if (stepArgv !== undefined) {
+    options.Cmd = stepArgv;
     if (command !== undefined) options.Entrypoint = command;
-  }
+  } else if (command !== undefined) options.Entrypoint = command;
   return options;
 }
 
@@ -107,12 +116,19 @@ function forward(docker: Docker, stream: NodeJS.ReadableStream, stdout: NodeJS.W
   });
 }
 
+/** A stop came while a container got ready. */
+class ReadinessStopped extends Error {
+  constructor() {
+    super('stopped while waiting for the container');
+  }
+}
+
 async function waitReady(container: Docker.Container, config: ImageContainerConfig, signal: AbortSignal): Promise<void> {
   const waitFor = config.wait_for ?? 'running';
   const pattern = config.log_pattern !== undefined ? new RegExp(config.log_pattern) : undefined;
   const deadline = Date.now() + READINESS_TIMEOUT_MS;
   for (;;) {
-    if (signal.aborted) throw new Error('stopped while waiting for the container');
+    if (signal.aborted) throw new ReadinessStopped();
     const state = (await container.inspect()).State;
     if (!state.Running) throw new Error(`container exited (status ${state.ExitCode}) before it was ready`);
     const stateReady = waitFor === 'running' || state.Health?.Status === 'healthy';
@@ -140,8 +156,14 @@ async function execIn(docker: Docker, container: Docker.Container, config: Conta
   const stderr = new PassThrough().on('data', (chunk: Buffer) => errFilter.write(chunk));
   const stdout = new PassThrough();
   stdout.pipe(ctx.stdout, { end: false });
+  // The exec'd process leads its own process group (runc makes each exec a session): the
+  // signal goes to the group, so what the command started ends with it; a runtime that does
+  // not do so still has the process itself signalled.
   const kill = (signal: string): void =>
-    errFilter.whenPid((pid) => void container.exec({ Cmd: ['kill', `-${signal}`, String(pid)] }).then((k) => k.start({ Detach: true })).catch(() => undefined));
+    errFilter.whenPid((pid) => {
+      const Cmd = ['sh', '-c', `kill -${signal} -${pid} 2>/dev/null || kill -${signal} ${pid}`];
+      void container.exec({ Cmd }).then((k) => k.start({ Detach: true })).catch(() => undefined);
+    });
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
     kill(bareSignal(ctx.stopSignal));
@@ -192,7 +214,9 @@ async function runAsCommand(docker: Docker, container: Docker.Container, ctx: St
 async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
   await ensureImage(docker, config, ctx);
   const startup = config.startup ?? 'command';
-  const container = await docker.createContainer(createOptions(config, ctx, startup));
+  const joined = ctx.step.commands.length === 1 ? (ctx.step.commands[0] ?? '') : ctx.step.commands.join(' && ');
+  const stepArgv = commandArgv(shellOf(config, ctx), joined, ctx.positionalParams ?? []);
+  const container = await docker.createContainer(createOptions(config, envOf(config, ctx), shellOf(config, ctx), startup, stepArgv));
   ctx.stderr.write(`docker: container ${container.id.slice(0, 12)} from ${config.image}\n`);
   let killTimer: NodeJS.Timeout | undefined;
   const onAbort = (): void => {
@@ -213,6 +237,64 @@ async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: S
 }
 
 /**
+ * The run's one container of a DAG-level image-mode `container:`, started (keepalive unless
+ * `startup` says otherwise) and made ready by the first step that runs in it, with the config's
+ * own env only; each step passes its env to its exec. Removed when the run ends, unless
+ * keep_container; also when it never became ready.
+ */
+async function startDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext, onRelease: (release: () => Promise<void>) => void): Promise<Docker.Container> {
+  await ensureImage(docker, config, ctx);
+  const container = await docker.createContainer(createOptions(config, configEnv(config), shellOf(config, ctx), config.startup ?? 'keepalive'));
+  const keep = flagOf(config.keep_container, 'keep_container') === true;
+  let removed = false;
+  const remove = async (): Promise<void> => {
+    if (removed) return;
+    removed = true;
+    await container.remove({ force: true });
+  };
+  if (!keep) onRelease(remove);
+  ctx.stderr.write(`docker: run container ${container.id.slice(0, 12)} from ${config.image}\n`);
+  try {
+    await container.start();
+    await waitReady(container, config, ctx.signal);
+  } catch (error) {
+    // The next step that needs it starts a new one (a `name` must be free again for it).
+    if (!keep) await remove().catch(() => undefined);
+    throw error;
+  }
+  return container;
+}
+
+/** Resolves as `pending` does, or rejects once `signal` is aborted: a stopped step waits no longer. */
+function untilAborted<T>(pending: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('stopped while waiting for the run container'));
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    pending.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+async function runInDagContainer(docker: Docker, config: ImageContainerConfig, ctx: StepExecutionContext): Promise<StepExecutionResult> {
+  const resources = ctx.runResources;
+  if (resources === undefined) return runImageMode(docker, config, ctx);
+  for (;;) {
+    let container: Docker.Container;
+    try {
+      container = await untilAborted(
+        resources.shared('dag-container', (onRelease) => startDagContainer(docker, config, ctx, onRelease)),
+        ctx.signal,
+      );
+    } catch (error) {
+      // The step that started it was stopped while it got ready; this one (an exit handler, say) was not: it starts one anew.
+      if (error instanceof ReadinessStopped && !ctx.signal.aborted) continue;
+      throw error;
+    }
+    return execAll(docker, container, config, ctx);
+  }
+}
+
+/**
  * `type: docker` (alias container), and shell steps with a step- or DAG-level `container`:
  * image mode starts a container from `image` (its commands as the container's command, or,
  * with startup keepalive/entrypoint, exec'd once it is ready); exec mode runs the commands in
@@ -225,7 +307,8 @@ export const dockerExecutor: StepExecutor = {
       const config = configOf(ctx);
       flagOf('keep_container' in config ? config.keep_container : undefined, 'keep_container');
       const docker = clientOf(ctx.env);
-      return 'exec' in config ? await runExecMode(docker, config, ctx) : await runImageMode(docker, config, ctx);
+      if ('exec' in config) return await runExecMode(docker, config, ctx);
+      return ctx.inDagContainer === true ? await runInDagContainer(docker, config, ctx) : await runImageMode(docker, config, ctx);
     } catch (error) {
       if (ctx.signal.aborted) return { exitCode: 1, stopped: true, error: 'stopped' };
       const message = toError(error).message;

@@ -14,3 +14,13 @@ export function placeStep(step: Step, dag: Pick<Dag, 'container' | 'ssh'>): Step
   if (step.type === 'docker' && Object.keys(step.config).length === 0 && dag.container !== undefined) return { ...step, config: containerConfigOf(dag.container) };
   return step;
 }
+
+/**
+ * A DAG-level container in image mode is one container for the whole run: every step that takes
+ * it (a shell step without its own, a docker step without config) is exec'd in it.
+ */
+export function runsInDagContainer(step: Step, dag: Pick<Dag, 'container'>): boolean {
+  const container = dag.container;
+  if (container === undefined || typeof container === 'string' || !('image' in container)) return false;
+  return (step.type === 'shell' && step.container === undefined) || (step.type === 'docker' && Object.keys(step.config).length === 0);
+}

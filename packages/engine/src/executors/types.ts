@@ -1,6 +1,7 @@
 import type { Writable } from 'node:stream';
 import type { Step, StepType } from '@trellis/core';
 import type { DirectLogFiles, ProcessLauncher } from './process-group.js';
+import type { RunResources } from '../run/run-resources.js';
 
 /**
  * What the runner hands a step executor for one execution of one step (a retry or a
@@ -33,6 +34,10 @@ export interface StepExecutionContext {
   launch?: ProcessLauncher;
   /** The DAG-level settings of the step's type, expanded: `redis` for redis steps, `smtp` for mail steps. */
   dagDefaults?: Record<string, unknown>;
+  /** What the steps of this run share; absent when the step runs outside a run. */
+  runResources?: RunResources;
+  /** The step runs in the DAG-level image-mode container, one container for the whole run. */
+  inDagContainer?: boolean;
 }
 
 export interface StopRequest {

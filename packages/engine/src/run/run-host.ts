@@ -1,6 +1,7 @@
 import type { RunOptions, SubRunHandle } from '../types.js';
 import type { StopRequest } from '../executors/types.js';
 import type { RunEnvironment } from './run-environment.js';
+import type { RunResources } from './run-resources.js';
 
 /** What step execution and sub-DAG steps see of the run they belong to (the runner holds it). */
 export interface RunHost {
@@ -12,6 +13,8 @@ export interface RunHost {
   readonly stepControllers: Set<AbortController>;
   /** Sub-DAG runs in flight: stopping the run stops them. */
   readonly children: Set<SubRunHandle>;
+  /** What the run's steps share (a DAG-level container); released when the run ends. */
+  readonly resources: RunResources;
   /** Why the run is stopping, once it is. */
   stopReason(): StopRequest['kind'] | undefined;
   /** After the steps, handlers run to completion even though the run was stopped. */

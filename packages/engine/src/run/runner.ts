@@ -21,6 +21,7 @@ import { NodeState } from './node-state.js';
 import { evaluateAll, matchesExpected } from './conditions.js';
 import { outputKey } from './outputs.js';
 import { RunEnvironment } from './run-environment.js';
+import { RunResources } from './run-resources.js';
 import type { RunHost } from './run-host.js';
 import { StepExecution } from './step-execution.js';
 import { SubDags } from './sub-dags.js';
@@ -64,6 +65,7 @@ export class DagRunner implements RunHandle {
   private readonly stopController = new AbortController();
   private readonly stepControllers = new Set<AbortController>();
   private readonly children = new Set<SubRunHandle>();
+  private readonly resources = new RunResources();
   private readonly workDir: string;
   private readonly runLogPath: string;
   private readonly env: RunEnvironment;
@@ -119,6 +121,7 @@ export class DagRunner implements RunHandle {
       stopSignal: this.stopController.signal,
       stepControllers: this.stepControllers,
       children: this.children,
+      resources: this.resources,
       stopReason: () => this.stopReason,
       inHandlerPhase: () => this.handlerPhase,
       log: (message) => this.log(message),
@@ -258,6 +261,8 @@ export class DagRunner implements RunHandle {
     await this.waitHandler;
     if (!this.notRun) await this.runOutcomeHandler();
     await this.runHandler('exit');
+    // The run's shared container goes whatever ended the run; a failure to remove it is only logged.
+    for (const failure of await this.resources.releaseAll()) this.log(`releasing a shared resource failed: ${failure}`);
     this.finishedAt = new Date().toISOString();
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
     await Promise.all(this.pendingNotices);

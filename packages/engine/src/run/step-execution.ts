@@ -5,7 +5,7 @@ import { toError, NodeStatus, type Step } from '@trellis/core';
 import { LogSink } from '../logs/log-sink.js';
 import { FileFollower } from '../logs/file-follower.js';
 import { executorFor } from '../executors/registry.js';
-import { placeStep } from '../executors/placement.js';
+import { placeStep, runsInDagContainer } from '../executors/placement.js';
 import type { StepExecutionContext, StepExecutionResult, StopRequest } from '../executors/types.js';
 import type { NodeState } from './node-state.js';
 import { conditionSucceeds, conditionValue, matchesExpected } from './conditions.js';
@@ -135,6 +135,8 @@ export class StepExecution {
         stopSignal: step.signalOnStop as NodeJS.Signals,
         killAfterMs: options.dag.maxCleanUpTimeSec * 1000,
         positionalParams: this.host.env.positional,
+        runResources: this.host.resources,
+        ...(runsInDagContainer(node.step, options.dag) ? { inDagContainer: true } : {}),
         ...this.dagDefaultsOf(step),
       });
     } catch (error) {

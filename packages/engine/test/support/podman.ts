@@ -14,6 +14,8 @@ export interface PodmanService {
   image: string;
   /** Runs the podman CLI against this service's storage. */
   podman(args: string[]): string;
+  /** Builds an image from `containerfile` (Docker format, which keeps HEALTHCHECK); returns its name. */
+  build(name: string, containerfile: string): string;
   stop(): Promise<void>;
 }
 
@@ -57,6 +59,14 @@ export async function startPodman(): Promise<PodmanService> {
     dockerHost: `unix://${socket}`,
     image,
     podman,
+    build: (name, containerfile) => {
+      const context = join(dir, `build-${name}`);
+      mkdirSync(context);
+      writeFileSync(join(context, 'Containerfile'), containerfile);
+      const tag = `localhost/${name}:test`;
+      podman(['build', '--format', 'docker', '-t', tag, context]);
+      return tag;
+    },
     stop: async () => {
       if (service.exitCode === null) {
         const exited = new Promise((resolve) => service.once('exit', resolve));

@@ -97,3 +97,16 @@ export async function startSentinel(dir: string, master: string): Promise<RedisP
   }
   return { ports: [masterPort, sentinelPort], stop: () => stopAll(children) };
 }
+
+/** A standalone server that speaks TLS only (no plain port), with the given certificate; ports are [tls]. */
+export async function startTlsServer(dir: string, cert: { certPath: string; keyPath: string }): Promise<RedisProcesses> {
+  const port = await sparePort();
+  const children = [startServer([...common(dir, 0), '--tls-port', String(port), '--tls-cert-file', cert.certPath, '--tls-key-file', cert.keyPath, '--tls-auth-clients', 'no'])];
+  try {
+    await until('TLS redis answering', async () => (await redisCli(port, '--tls', '--insecure', 'PING')) === 'PONG');
+  } catch (error) {
+    await stopAll(children);
+    throw error;
+  }
+  return { ports: [port], stop: () => stopAll(children) };
+}

@@ -1,0 +1,145 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { NodeStatus, RunStatus } from '@trellis/core';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
+import { processesMatching, uniqueSleep } from './support/processes.js';
+import { startPodman, type PodmanService } from './support/podman.js';
+
+let service: PodmanService;
+
+before(async () => {
+  service = await startPodman();
+});
+
+after(async () => {
+  await service.stop();
+  cleanupRuns();
+});
+
+const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('trellis-home-'), DOCKER_HOST: service.dockerHost });
+const containers = (): string[] => service.podman(['ps', '-a', '--format', '{{.Names}}']).split('\n').filter(Boolean);
+
+/** Polls `check` for up to 10 s: a loaded machine starts a container in seconds, not instantly. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i += 1) await new Promise((r) => setTimeout(r, 25));
+}
+
+describe('a DAG-level image-mode container is one container for the whole run (podman)', () => {
+  test('every step and the exit handler run in the same container, which is gone after the run', async () => {
+    const before = containers();
+    const result = await runYaml(
+      `
+type: graph
+container: {image: ${service.image}, env: {FROM_DAG: dag}}
+handler_on:
+  exit:
+    command: cat /tmp/shared
+steps:
+  - name: write
+    command: echo "written by write" > /tmp/shared; cat /etc/hostname
+    output: FIRST_HOST
+  - name: read
+    depends: write
+    env:
+      - OWN: step
+    command: echo "$(cat /tmp/shared) $FROM_DAG $OWN"; cat /etc/hostname
+    output: SECOND
+  - name: typed
+    type: docker
+    depends: write
+    command: cat /etc/hostname
+    output: TYPED_HOST
+`,
+      { hostEnv: hostEnv() },
+    );
+    assert.equal(result.status, RunStatus.Success, result.snapshot.error);
+    const host = result.outputs.outputs.firstHost ?? '';
+    assert.match(host, /^\w+$/);
+    assert.equal(result.outputs.outputs.second, `written by write dag step\n${host}`);
+    assert.equal(result.outputs.outputs.typedHost, host, 'a docker step without config also runs in it');
+    assert.equal(readLog(result.snapshot.handlers.exit?.stdout ?? ''), 'written by write\n', 'the exit handler runs in it too');
+    assert.match(readLog(nodeOf(result, 'write').stderr), /^docker: run container \w{12} from localhost\/trellis-busybox:test\n$/);
+    assert.equal(readLog(nodeOf(result, 'read').stderr), '', 'only the first step starts it');
+    assert.deepEqual(containers(), before, 'the run container is removed at the end of the run');
+  });
+
+  test('a failed run and a stopped run remove it too, also one stopped before it was ready; keep_container leaves it', async () => {
+    const before = containers();
+    const failed = await runYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
+    assert.deepEqual([failed.status, nodeOf(failed, 'one').status, nodeOf(failed, 'two').error], [RunStatus.Failed, NodeStatus.Success, 'exit status 1']);
+    assert.deepEqual(containers(), before);
+
+    const seconds = uniqueSleep();
+    const run = startYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: long, command: sleep ${seconds}}\n`, { hostEnv: hostEnv() });
+    await until(() => processesMatching(`sleep ${seconds}`).length > 0);
+    assert.notDeepEqual(processesMatching(`sleep ${seconds}`), [], 'the step started in the container');
+    run.handle.stop();
+    const stopped = await run.result;
+    assert.deepEqual([stopped.status, stopped.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+    assert.deepEqual(processesMatching(`sleep ${seconds}`), []);
+    assert.deepEqual(containers(), before);
+
+    // Stopped while the container is still getting ready: the exit handler, which runs anyway, gets a new one.
+    const slow = startYaml(
+      `container: {image: ${service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
+handler_on:
+  exit: {command: echo handled}
+steps:
+  - {name: never, command: echo never}
+`,
+      { hostEnv: hostEnv() },
+    );
+    await slow.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+    slow.handle.stop();
+    const early = await slow.result;
+    assert.deepEqual([early.status, early.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+    assert.equal(readLog(early.snapshot.nodes[0]?.stdout ?? ''), '');
+    assert.deepEqual([early.snapshot.handlers.exit?.status, readLog(early.snapshot.handlers.exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], early.snapshot.handlers.exit?.error);
+    assert.deepEqual(containers(), before);
+
+    const name = `trellis-kept-${process.pid}`;
+    const kept = await runYaml(`container: {image: ${service.image}, name: ${name}, keep_container: true}\nsteps:\n  - {name: one, command: touch /tmp/kept}\n`, { hostEnv: hostEnv() });
+    assert.equal(kept.status, RunStatus.Success, kept.snapshot.error);
+    assert.deepEqual(containers(), [...before, name]);
+    assert.equal(service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
+    service.podman(['rm', '-f', '-t', '0', name]);
+  });
+
+  test('wait_for healthy holds the steps back until the image HEALTHCHECK passes', async () => {
+    // Podman runs health checks from systemd timers, and there is no systemd here: the test
+    // runs each check itself, as the timer would.
+    const image = service.build('trellis-healthy', `FROM ${service.image}\nHEALTHCHECK --interval=1s --timeout=5s CMD test -e /tmp/ready\n`);
+    const name = `trellis-healthy-${process.pid}`;
+    const run = startYaml(
+      `
+container:
+  image: ${image}
+  name: ${name}
+  startup: entrypoint
+  command: [sh, -c, "sleep 2; touch /tmp/ready; exec sleep 600"]
+  wait_for: healthy
+steps:
+  - {name: after-healthy, command: ls /tmp/ready}
+`,
+      { hostEnv: hostEnv() },
+    );
+    const health: string[] = [];
+    let ended = false;
+    void run.result.finally(() => (ended = true));
+    while (!ended) {
+      try {
+        service.podman(['healthcheck', 'run', name]);
+        health.push('healthy');
+      } catch {
+        // Not created yet, or not healthy yet: the next round checks again.
+        health.push('not yet');
+      }
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const result = await run.result;
+    assert.equal(nodeOf(result, 'after-healthy').status, NodeStatus.Success, nodeOf(result, 'after-healthy').error);
+    assert.equal(readLog(nodeOf(result, 'after-healthy').stdout), '/tmp/ready\n');
+    assert.ok(health.includes('not yet') && health.includes('healthy'), health.join(','));
+    assert.ok(!containers().includes(name));
+  });
+});

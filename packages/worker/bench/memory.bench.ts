@@ -119,7 +119,10 @@ async function benchCluster(): Promise<void> {
     report(`worker peak RSS while running ${BUSY_RUNS} steps`, workerPeak, TARGETS_MB.workerBusy);
     report(`worker's spawner process peak RSS while running ${BUSY_RUNS} steps`, spawnerPeak);
 
+    const started = performance.now();
     await load(cluster, 'local', LOAD_RUNS);
+    // Not a target here: shows what the memory settings cost the throughput they were measured under.
+    console.log(`memory: the ${LOAD_RUNS} local runs took ${((performance.now() - started) / 1000).toFixed(1)} s`);
     await sleep(SETTLE_MS);
     report(`coordinator RSS after ${LOAD_RUNS} one-step runs on its local executor (PostgreSQL)`, rss(coordinator), TARGETS_MB.coordinatorLoaded);
   } finally {

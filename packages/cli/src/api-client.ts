@@ -1,4 +1,4 @@
-import { toError } from '@trellis/core';
+import { toError } from '@trellis/core/protocol';
 /** A call the coordinator refused or could not answer: printed as is, exit code 1. */
 export class ApiFailure extends Error {
   constructor(message: string) {

@@ -1,4 +1,4 @@
-import { isTerminalRunStatus, RunStatus } from '@trellis/core';
+import { isTerminalRunStatus, RunStatus } from '@trellis/core/protocol';
 import type { ApiClient } from './api-client.js';
 
 /** The fields of a run payload the client commands print. */

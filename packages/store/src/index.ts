@@ -1,6 +1,6 @@
 export * from './db/types.js';
 export { openDatabase, type OpenDatabaseOptions } from './db/open.js';
-export { DataDirInUseError } from './db/pglite-backend.js';
+export { DataDirInUseError } from './db/data-dir-in-use.js';
 export { isConnectionError, isTransient, withTransientRetry } from './db/transient.js';
 export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
 export * from './runs/record.js';

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
-import { isValidWorkerId } from '@trellis/core';
+import { isValidWorkerId } from '@trellis/core/protocol';
 
 export interface WorkerConfig {
   /**

@@ -1,14 +1,13 @@
 import { hostname } from 'node:os';
-import { runLineage, type RunCommandMessage, type Task, type TaskRef } from '@trellis/core';
-import { ProcessSpawner, settlesWithin } from '@trellis/engine';
-import { toError } from '@trellis/core';
+import { runLineage, type RunCommandMessage, type Task, type TaskRef } from '@trellis/core/protocol';
+import { toError } from '@trellis/core/protocol';
 import type { WorkerConfig } from './config.js';
 import { CoordinatorClient, GrpcStatus, grpcCode, isCoordinatorAway, type PendingCall } from './grpc/client.js';
 import type { Logger } from './logging.js';
 import { Backoff, sleep } from './reporting/backoff.js';
-import { startAttempt, type RunningAttempt } from './tasks/task-runner.js';
+import type { EngineHost } from './tasks/engine-host.js';
+import type { RunningAttempt } from './tasks/task-runner.js';
 import { AttemptFolders } from './tasks/attempt-dir.js';
-import { DagCache } from './tasks/dag-cache.js';
 
 export const WORKER_VERSION = '0.1.0';
 const POLL_WAIT_MS = 20_000;
@@ -45,9 +44,9 @@ export class WorkerDaemon {
   /** Tasks being acknowledged: held (the coordinator must not count them lost) but not running yet. */
   private readonly claiming = new Map<string, TaskRef>();
   private readonly polls = new Set<PendingCall<unknown>>();
-  private readonly dags = new DagCache();
   private readonly folders: AttemptFolders;
-  private readonly spawner: ProcessSpawner;
+  /** Loaded with the first task (see EngineHost); undefined until then. */
+  private host: Promise<EngineHost> | undefined;
   private stopping = false;
   private busy = 0;
   private lent = 0;
@@ -69,7 +68,6 @@ export class WorkerDaemon {
     this.client = new CoordinatorClient(config);
     // Finished attempts wait for their reports before their folder frees: room for a second round.
     this.folders = new AttemptFolders(config.workDir, config.pollers * 2);
-    this.spawner = new ProcessSpawner({ onCrash: (message) => this.logger.error(message) });
     this.finished = new Promise((resolve, reject) => {
       this.fatal = reject;
       this.resolveFinished = resolve;
@@ -94,15 +92,16 @@ export class WorkerDaemon {
     for (const call of this.polls) call.cancel();
     this.logger.info('worker stopping: no new tasks; waiting for running ones', { running: this.running.size, graceSec: this.config.shutdownGraceSec });
     const all = () => Promise.all([...this.running.values()].map((a) => a.done));
-    const graceful = await settlesWithin(all(), this.config.shutdownGraceSec * 1000);
-    if (!graceful) {
+    // Without a host nothing has run, so nothing is running.
+    const host = this.host === undefined ? undefined : await this.host;
+    if (host !== undefined && !(await host.settlesWithin(all(), this.config.shutdownGraceSec * 1000))) {
       this.logger.warn('grace period over: stopping running tasks', { running: this.running.size });
       for (const attempt of this.running.values()) attempt.stop();
-      await settlesWithin(all(), 30_000);
+      await host.settlesWithin(all(), 30_000);
     }
     await Promise.all(this.pollers);
     clearTimeout(this.heartbeatTimer);
-    await this.spawner.close();
+    await host?.close();
     this.client.close();
     this.logger.info('worker stopped');
     this.resolveFinished();
@@ -153,7 +152,7 @@ export class WorkerDaemon {
     this.stopping = true;
     for (const call of this.polls) call.cancel();
     clearTimeout(this.heartbeatTimer);
-    void this.spawner.close();
+    void this.host?.then((host) => host.close());
     this.fatal(refused);
     throw refused;
   }
@@ -244,7 +243,8 @@ export class WorkerDaemon {
 
   /** Runs an acknowledged task to the end; it is listed as running from before it stops being claimed. */
   private async runAcknowledged(key: string, task: Task): Promise<void> {
-    const attempt = startAttempt({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, dags: this.dags, launcher: this.spawner.launch, lendSlot: () => this.lendSlot() }, task, () => this.stopping);
+    const host = await this.engineHost();
+    const attempt = host.start({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, lendSlot: () => this.lendSlot() }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.claiming.delete(key);
     this.busy += 1;
@@ -255,6 +255,11 @@ export class WorkerDaemon {
     } finally {
       this.busy -= 1;
     }
+  }
+
+  private engineHost(): Promise<EngineHost> {
+    this.host ??= import('./tasks/engine-host.js').then(({ EngineHost }) => new EngineHost((message) => this.logger.error(message)));
+    return this.host;
   }
 
   /** An approval decision from the coordinator for a step waiting in one of our runs. */

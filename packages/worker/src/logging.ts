@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
 import winston from 'winston';
-import { safeLogInfo } from '@trellis/core';
+import { safeLogInfo } from '@trellis/core/protocol';
 
 export type Logger = winston.Logger;
 

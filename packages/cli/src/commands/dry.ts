@@ -1,4 +1,3 @@
-import { resolveStartParams } from '@trellis/core';
 import type { Command } from 'commander';
 import { exitWith } from '../args.js';
 import { loadFile } from './validate.js';
@@ -20,6 +19,7 @@ async function dryCommand(path: string, options: { params?: string }): Promise<n
     return 1;
   }
   const dag = result.dag;
+  const { resolveStartParams } = await import('@trellis/core');
   const params = resolveStartParams(dag.params, options.params);
   if (!params.ok) {
     process.stderr.write(`params rejected:\n${params.errors.map((e) => `  - ${e}`).join('\n')}\n`);

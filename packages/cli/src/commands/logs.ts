@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isTerminalRunStatus } from '@trellis/core';
+import { isTerminalRunStatus } from '@trellis/core/protocol';
 import { ApiClient } from '../api-client.js';
 import { exitWith, integerAtLeast } from '../args.js';
 import { RUN_EXIT_CODES, getRun, runExitCode, runPath } from '../run-watch.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import type { Command } from 'commander';
-import { loadDag, toError } from '@trellis/core';
+import { toError } from '@trellis/core/protocol';
 import { ApiClient, ApiFailure } from '../api-client.js';
 import { exitWith } from '../args.js';
 import { RUN_EXIT_CODES, describeRun, getRun, runExitCode, runPath, watchRun } from '../run-watch.js';
@@ -33,6 +33,8 @@ async function inlineRun(path: string): Promise<{ name: string; body: Record<str
     throw new ApiFailure(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? toError(error).message}`);
   });
   const fileName = basename(path, extname(path));
+  // The DAG parser (yaml, zod and the schemas) is loaded by the commands that parse, not by every command.
+  const { loadDag } = await import('@trellis/core');
   const name = loadDag(spec, { fileName }).dag?.name ?? fileName;
   return { name, body: name === fileName ? { spec, name } : { spec } };
 }

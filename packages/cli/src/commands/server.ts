@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Option, type Command } from 'commander';
-import { toError } from '@trellis/core';
-import { ConfigError, createLogger, loadServerConfig, startCoordinator, type RawServerConfig } from '@trellis/coordinator';
+import { toError } from '@trellis/core/protocol';
+import type { RawServerConfig } from '@trellis/coordinator';
 import { exitWith, integerAtLeast } from '../args.js';
+import { keepYoungGenerationSmall } from '../young-generation.js';
 
 /** Flags as commander names them: each is the config key of the same name and wins over file and env. */
 interface ServerOptions extends Partial<Omit<RawServerConfig, 'auth'>> {
@@ -49,6 +50,9 @@ export function addServerCommand(program: Command): void {
 export async function serverCommand(options: ServerOptions): Promise<number> {
   const { config: file, ...flags } = options;
   const overrides = toOverrides(flags);
+  keepYoungGenerationSmall();
+  // Loaded when this command runs, so that `trellis worker` and the client commands do not hold it.
+  const { ConfigError, createLogger, loadServerConfig, startCoordinator } = await import('@trellis/coordinator');
   let config;
   try {
     config = loadServerConfig({ ...(file !== undefined ? { file } : {}), env: process.env, overrides });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import { loadDag, type DagLoadResult, toError } from '@trellis/core';
+import type { DagLoadResult } from '@trellis/core';
+import { toError } from '@trellis/core/protocol';
 import type { Command } from 'commander';
 import { exitWith } from '../args.js';
 
@@ -11,6 +12,8 @@ export async function loadFile(path: string): Promise<DagLoadResult> {
   } catch (error) {
     return { localDags: [], errors: [`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? toError(error).message}`], warnings: [] };
   }
+  // The DAG parser (yaml, zod and the schemas) is loaded by the commands that parse, not by every command.
+  const { loadDag } = await import('@trellis/core');
   return loadDag(text, { fileName: basename(path, extname(path)) });
 }
 

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
-import { WorkerConfigError, WorkerDaemon, WorkerRefusedError, createWorkerLogger, loadWorkerConfig, type RawWorkerConfig } from '@trellis/worker';
+import type { RawWorkerConfig } from '@trellis/worker';
 import { exitWith } from '../args.js';
+import { keepYoungGenerationSmall } from '../young-generation.js';
 
 export function addWorkerCommand(program: Command): void {
   program
@@ -26,6 +27,10 @@ export function addWorkerCommand(program: Command): void {
 
 /** Flags as commander names them, the worker's raw config keys; loadWorkerConfig checks them all. */
 export async function workerCommand(raw: RawWorkerConfig): Promise<number> {
+  keepYoungGenerationSmall();
+  // Loaded here, not with the program: a worker's resident memory is what it imports, and the
+  // other commands' packages (the coordinator's database drivers, HTTP server) are no part of it.
+  const { WorkerConfigError, WorkerDaemon, WorkerRefusedError, createWorkerLogger, loadWorkerConfig } = await import('@trellis/worker');
   let config;
   try {
     config = loadWorkerConfig(raw, process.env);

@@ -1,5 +1,5 @@
-import jwt from 'jsonwebtoken';
 import { ForbiddenError, toError } from '@trellis/core';
+import { jwtLibrary } from './jwt-library.js';
 
 const PRO_REQUIRED = 'user management requires a Pro license';
 
@@ -14,8 +14,9 @@ export class LicenseGate {
   ) {}
 
   /** Throws 403 unless a valid, unexpired license is configured. */
-  requirePro(): void {
+  async requirePro(): Promise<void> {
     if (this.license === undefined || this.publicKey === undefined) throw new ForbiddenError(PRO_REQUIRED);
+    const jwt = await jwtLibrary();
     try {
       const payload = jwt.verify(this.license, this.publicKey, { algorithms: ['RS256', 'ES256'] });
       if (typeof payload === 'string' || payload.exp === undefined) throw new Error('a license must expire');

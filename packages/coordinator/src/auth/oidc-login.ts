@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import jwt from 'jsonwebtoken';
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { getUserByOidcIdentity, insertOidcUser, sharedSecret, updateUser, UsernameTakenError, type Queryable, type UserRecord } from '@trellis/store';
 import { NotFoundError, ServiceUnavailableError, toError, TrellisError, UnauthorizedError } from '@trellis/core';
 import type { OidcConfig } from '../config/schema.js';
 import type { AuditTrail } from './audit.js';
+import { jwtLibrary } from './jwt-library.js';
 import type { LoginTokens } from './login-tokens.js';
 import { isLoopbackHost, roleFromClaims, usernameFromClaims, type Claims } from './oidc-claims.js';
 import type { Principal, Role } from './principal.js';
@@ -51,7 +51,7 @@ class RefusedLogin extends UnauthorizedError {
 
 /** Single sign-on: authorization code with PKCE against the configured provider, then the usual login token. */
 export class OidcLogin {
-  private provider: Promise<oidc.Configuration> | undefined;
+  private provider: Promise<Oidc.Configuration> | undefined;
   private stateKey: Promise<string> | undefined;
 
   constructor(private readonly deps: OidcLoginDeps) {}
@@ -62,6 +62,7 @@ export class OidcLogin {
     const provider = await this.discover().catch((error: unknown) => {
       throw new ServiceUnavailableError(`the identity provider cannot be reached: ${toError(error).message}`);
     });
+    const oidc = await oidcLibrary();
     const pending: PendingLogin = { state: oidc.randomState(), nonce: oidc.randomNonce(), verifier: oidc.randomPKCECodeVerifier() };
     const url = oidc.buildAuthorizationUrl(provider, {
       redirect_uri: config.redirectUrl,
@@ -71,7 +72,7 @@ export class OidcLogin {
       code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
       code_challenge_method: 'S256',
     });
-    const cookie = jwt.sign(pending, await this.key(), { algorithm: 'HS256', audience: STATE_AUDIENCE, expiresIn: OIDC_STATE_TTL_SEC });
+    const cookie = (await jwtLibrary()).sign(pending, await this.key(), { algorithm: 'HS256', audience: STATE_AUDIENCE, expiresIn: OIDC_STATE_TTL_SEC });
     return { authorizationUrl: url.href, cookie };
   }
 
@@ -103,6 +104,7 @@ export class OidcLogin {
     const callback = new URL(config.redirectUrl);
     callback.search = search;
     const provider = await this.discover();
+    const oidc = await oidcLibrary();
     const tokens = await oidc.authorizationCodeGrant(provider, callback, { pkceCodeVerifier: pending.verifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
     const idClaims = tokens.claims();
     if (idClaims === undefined) throw new RefusedLogin('single sign-on failed: no ID token', 'no ID token');
@@ -142,6 +144,7 @@ export class OidcLogin {
 
   private async pending(cookie: string | undefined): Promise<PendingLogin> {
     if (cookie === undefined) throw new RefusedLogin('unknown or expired single sign-on state: start the login again', 'no login state');
+    const jwt = await jwtLibrary();
     try {
       const payload = jwt.verify(cookie, await this.key(), { algorithms: ['HS256'], audience: STATE_AUDIENCE });
       if (typeof payload === 'string' || typeof payload.state !== 'string' || typeof payload.nonce !== 'string' || typeof payload.verifier !== 'string') throw new Error('malformed');
@@ -162,14 +165,16 @@ export class OidcLogin {
   }
 
   /** Read once, and again after a failure (the provider may have been down). */
-  private discover(): Promise<oidc.Configuration> {
+  private discover(): Promise<Oidc.Configuration> {
     const config = this.configured();
-    const issuer = new URL(config.issuer);
-    const auth = config.clientSecret !== undefined ? oidc.ClientSecretBasic(config.clientSecret) : oidc.None();
-    // Plain HTTP only to a provider on this host (the config refuses it elsewhere).
-    const options = issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname) ? { execute: [oidc.allowInsecureRequests] } : {};
     if (this.provider === undefined) {
-      const found = oidc.discovery(issuer, config.clientId, undefined, auth, options);
+      const found = oidcLibrary().then((oidc) => {
+        const issuer = new URL(config.issuer);
+        const auth = config.clientSecret !== undefined ? oidc.ClientSecretBasic(config.clientSecret) : oidc.None();
+        // Plain HTTP only to a provider on this host (the config refuses it elsewhere).
+        const options = issuer.protocol === 'http:' && isLoopbackHost(issuer.hostname) ? { execute: [oidc.allowInsecureRequests] } : {};
+        return oidc.discovery(issuer, config.clientId, undefined, auth, options);
+      });
       found.catch(() => {
         if (this.provider === found) this.provider = undefined;
       });
@@ -183,6 +188,11 @@ export class OidcLogin {
     this.stateKey ??= sharedSecret(this.deps.db, 'oidc_state_key', () => randomBytes(48).toString('base64url'));
     return this.stateKey;
   }
+}
+
+/** The OIDC client, loaded with the first single sign-on: a coordinator without one never holds it. */
+function oidcLibrary(): Promise<typeof Oidc> {
+  return import('openid-client');
 }
 
 function principalOf(user: UserRecord): Principal {

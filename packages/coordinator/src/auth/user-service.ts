@@ -126,7 +126,7 @@ export class UserService {
 
   async create(actor: Principal, input: Credentials & { role: Role }): Promise<UserView> {
     this.builtinTokens();
-    this.deps.license.requirePro();
+    await this.deps.license.requirePro();
     checkPasswordStrength(input.password);
     const user = await this.unique(input.username, async () => insertUser(this.deps.db, { id: randomUUID(), username: input.username, passwordHash: await hashPassword(input.password), role: input.role }));
     await this.deps.audit.record('user.created', actor, `user ${user.username} created`, { targetUserId: user.id, username: user.username, role: user.role });
@@ -135,7 +135,7 @@ export class UserService {
 
   async update(actor: Principal, id: string, change: UserChange): Promise<UserView> {
     this.builtinTokens();
-    this.deps.license.requirePro();
+    await this.deps.license.requirePro();
     if (id === actor.id && change.isDisabled === true) throw new ForbiddenError('you cannot disable your own account');
     const user = await this.unique(change.username ?? '', () => updateUser(this.deps.db, id, change));
     if (user === undefined) throw new NotFoundError('user not found');
@@ -146,7 +146,7 @@ export class UserService {
 
   async remove(actor: Principal, id: string): Promise<void> {
     this.builtinTokens();
-    this.deps.license.requirePro();
+    await this.deps.license.requirePro();
     if (id === actor.id) throw new ForbiddenError('you cannot delete your own account');
     const user = await this.existing(id);
     if (!(await deleteUser(this.deps.db, id))) throw new NotFoundError('user not found');

@@ -1,5 +1,3 @@
-import { openPg } from './pg-backend.js';
-import { openPglite } from './pglite-backend.js';
 import { migrate } from '../migrations/index.js';
 import type { Db } from './types.js';
 
@@ -15,10 +13,11 @@ export interface OpenDatabaseOptions {
 
 /** Opens the database and brings its schema up to date. */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Db> {
+  // Only the backend in use is loaded: PGlite's module, or pg's, would otherwise stay resident for nothing.
   const db =
     options.databaseUrl !== undefined
-      ? await openPg({ connectionString: options.databaseUrl, ...(options.schema !== undefined ? { schema: options.schema } : {}), ...(options.onPoolError !== undefined ? { onError: options.onPoolError } : {}) })
-      : await openPglite(options.dataDir);
+      ? await (await import('./pg-backend.js')).openPg({ connectionString: options.databaseUrl, ...(options.schema !== undefined ? { schema: options.schema } : {}), ...(options.onPoolError !== undefined ? { onError: options.onPoolError } : {}) })
+      : await (await import('./pglite-backend.js')).openPglite(options.dataDir);
   try {
     await migrate(db);
   } catch (error) {

@@ -1,15 +1,9 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { ServiceUnavailableError } from '@trellis/core';
+import { DataDirInUseError } from './data-dir-in-use.js';
 import { CAPABILITIES, type Db, type Queryable } from './types.js';
 
-/** Another live process holds the embedded database: it cannot be opened until that one stops. */
-export class DataDirInUseError extends ServiceUnavailableError {
-  constructor(dataDir: string, pid: number) {
-    super(`data directory ${dataDir} is in use by process ${pid}; stop it, or give this process another --data-dir or a DATABASE_URL`);
-  }
-}
 
 function isAlive(pid: number): boolean {
   try {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_FILE, PROTO_LOADER_OPTIONS, WORKER_AUTH_METADATA, type CoordinatorMethod, type CoordinatorMethods, type CoordinatorPackage, type SessionFrame } from '@trellis/core';
+import { PROTO_FILE, PROTO_LOADER_OPTIONS, WORKER_AUTH_METADATA, type CoordinatorMethod, type CoordinatorMethods, type CoordinatorPackage, type SessionFrame } from '@trellis/core/protocol';
 import type { WorkerConfig } from '../config.js';
 import { Session, type PendingCall } from './session.js';
 

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import type { SessionFrame } from '@trellis/core';
-import { toError } from '@trellis/core';
+import type { SessionFrame } from '@trellis/core/protocol';
+import { toError } from '@trellis/core/protocol';
 
 /** A call in flight that can be abandoned (long polls, at shutdown). */
 export interface PendingCall<Res> {

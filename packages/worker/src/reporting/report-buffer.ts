@@ -1,4 +1,4 @@
-import { relativeUnder, type ReportEvent, type TaskRef, toError } from '@trellis/core';
+import { relativeUnder, type ReportEvent, type TaskRef, toError } from '@trellis/core/protocol';
 import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
 import { GrpcStatus, grpcCode, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';

@@ -1,4 +1,4 @@
-import { NodeStatus } from '@trellis/core';
+import { NodeStatus } from '@trellis/core/protocol';
 import type { RunSnapshot } from '@trellis/engine';
 
 /**

@@ -1,5 +1,5 @@
 import { NotFoundError } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { EMPTY_LOG_PAGE, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
@@ -49,13 +49,13 @@ export class RunQueries {
   /** Runs, newest first, with the cursor of the next page when there is one. */
   async list(filter: RunListFilter) {
     // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
-    const page = await listRuns(this.deps.db, filter);
+    const page = await listRunSummaries(this.deps.db, filter);
     return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
   }
 
   /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */
   async history(dagName: string, stepNames: string[], limit: number) {
-    const { runs } = await listRuns(this.deps.db, { name: dagName, limit });
+    const { runs } = await listRunSummaries(this.deps.db, { name: dagName, limit });
     const nodesByRun = await Promise.all(runs.map((r) => getNodes(this.deps.db, r.id)));
     const gridData = stepNames.map((name) => ({
       name,

@@ -45,6 +45,8 @@ interface Batch {
   p50: number;
   p99: number;
   bytes: number;
+  /** This process's CPU per request (client and coordinator; PostgreSQL's not counted): what the code costs, whatever else the machine runs. */
+  cpuMs: number;
 }
 
 /** `IN_FLIGHT` requests at a time; each figure is one request's latency, body read included. */
@@ -53,6 +55,7 @@ async function batch(c: Coordinator, path: string, check: (body: unknown) => boo
   let next = 0;
   let bytes = 0;
   const total = WARMUP_REQUESTS + MEASURED_REQUESTS;
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (next < total) {
@@ -67,16 +70,17 @@ async function batch(c: Coordinator, path: string, check: (body: unknown) => boo
       }
     }),
   );
-  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / total };
 }
 
 /** The median p50 and p99 of `REPETITIONS` batches, printed. */
 async function measure(c: Coordinator, label: string, path: string, check: (body: unknown) => boolean): Promise<Batch> {
   const batches: Batch[] = [];
   for (let i = 0; i < REPETITIONS; i += 1) batches.push(await batch(c, path, check));
-  const result = { p50: median(batches.map((b) => b.p50)), p99: median(batches.map((b) => b.p99)), bytes: batches[0]?.bytes ?? 0 };
+  const result = { p50: median(batches.map((b) => b.p50)), p99: median(batches.map((b) => b.p99)), bytes: batches[0]?.bytes ?? 0, cpuMs: median(batches.map((b) => b.cpuMs)) };
   const p99s = batches.map((b) => b.p99.toFixed(1)).join(' / ');
-  console.log(`    ${label.padEnd(44)} ${IN_FLIGHT} in flight   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms (batches ${p99s})   body ${fmt(result.bytes)} B`);
+  console.log(`    ${label.padEnd(44)} ${IN_FLIGHT} in flight   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms (batches ${p99s})   cpu ${result.cpuMs.toFixed(2)} ms/request   body ${fmt(result.bytes)} B`);
   return result;
 }
 
@@ -84,6 +88,7 @@ async function measure(c: Coordinator, label: string, path: string, check: (body
 async function scrape(c: Coordinator): Promise<Batch> {
   const times: number[] = [];
   let bytes = 0;
+  const cpuBefore = process.cpuUsage();
   for (let i = 0; i < SCRAPES + 10; i += 1) {
     const started = performance.now();
     const res = await fetch(`${c.apiUrl}/metrics`);
@@ -93,8 +98,9 @@ async function scrape(c: Coordinator): Promise<Batch> {
     bytes = Buffer.byteLength(text);
     await new Promise((resolve) => setTimeout(resolve, SCRAPE_SPACING_MS));
   }
-  const result = { p50: percentile(times, 50), p99: percentile(times, 99), bytes };
-  console.log(`    ${'GET /metrics'.padEnd(44)} one every ${SCRAPE_SPACING_MS} ms   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms   body ${fmt(bytes)} B`);
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / (SCRAPES + 10) };
+  console.log(`    ${'GET /metrics'.padEnd(44)} one every ${SCRAPE_SPACING_MS} ms   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms   cpu ${result.cpuMs.toFixed(2)} ms/scrape   body ${fmt(bytes)} B`);
   return result;
 }
 

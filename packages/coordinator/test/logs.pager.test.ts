@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
-import { MAX_LINE_BYTES, MAX_PAGE_BYTES, TRUNCATED_LINE_MARKER, readLogPage, type LogWindow } from '@trellis/coordinator';
-import { appendLogChunks, insertRun, type Db } from '@trellis/store';
+import { MAX_LINE_BYTES, MAX_PAGE_BYTES, TRUNCATED_LINE_MARKER, readEndedTail, readLogPage, type LogWindow } from '@trellis/coordinator';
+import { appendLogChunks, insertRun, requeueForRetry, updateRunStatus, type Db } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
 let db: Db;
@@ -120,5 +120,16 @@ describe('log pages', () => {
     assert.equal(tail.lineCount, Math.floor(MAX_PAGE_BYTES / 200_000));
     assert.equal(tail.content.split('\n').at(-1), '11'.padEnd(200_000, 'z'));
     assert.equal(tail.hasMore, true);
+  });
+
+  // Last: it ends the run and retries it.
+  test('the one-statement tail of an ended run: only while the run has ended on that attempt', async () => {
+    const ref = { runId, attemptId: 'a1', stream: 'with-newline.log' };
+    assert.equal(await readEndedTail(db, ref, 100), undefined, 'running: not ended yet');
+    await updateRunStatus(db, { runId, attemptId: 'a1', expected: [RunStatus.Running], next: RunStatus.Success, finishedAt: new Date() });
+    assert.deepEqual(await readEndedTail(db, ref, 100), await readLog('with-newline.log', { kind: 'tail', lines: 100 }));
+    assert.equal(await readEndedTail(db, { ...ref, stream: 'nothing-stored.log' }, 100), undefined);
+    await requeueForRetry(db, runId, { attemptId: 'a2', logFile: '/logs/pager/r1.2/run.log', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' } });
+    assert.equal(await readEndedTail(db, ref, 100), undefined, 'retried: a1 is no longer the current attempt');
   });
 });

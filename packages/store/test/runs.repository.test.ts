@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRuns,
+  failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRunSummaries, listRuns,
   purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
   type Db, type NewRun,
 } from '@trellis/store';
@@ -119,9 +119,21 @@ describe('runs repository', () => {
     assert.equal((await listRuns(db, { name: 'paged', status: RunStatus.Success, limit: 5 })).runs.length, 0);
     assert.equal((await listRuns(db, { name: 'paged', from: new Date(Date.now() + 60_000), limit: 5 })).runs.length, 0);
     assert.equal((await getLatestRun(db, 'paged'))?.dagRunId, 'p24');
+    const newest = await getRun(db, 'paged', 'p24');
+    assert.ok(newest !== undefined);
+    await updateRunStatus(db, { runId: newest.id, attemptId: newest.attemptId, expected: [newest.status], next: RunStatus.Success, startedAt: new Date(), finishedAt: new Date() });
+    const [full, summaries] = [await listRuns(db, { name: 'paged', limit: 10 }), await listRunSummaries(db, { name: 'paged', limit: 10 })];
+    const stamp = (d: Date | null): string => d?.toISOString() ?? '';
+    assert.deepEqual(
+      summaries.runs.map((r) => [r.id, r.dagRunId, r.status, r.queuedAt, r.startedAt, r.finishedAt, r.createdAt, r.triggeredBy]),
+      full.runs.map((r) => [r.id, r.dagRunId, r.status, stamp(r.queuedAt), stamp(r.startedAt), stamp(r.finishedAt), r.createdAt.toISOString(), r.triggeredBy]),
+      'summaries: the same runs, timestamps as toISOString writes them',
+    );
+    assert.equal(summaries.runs[0]?.finishedAt !== '', true);
+    assert.equal(summaries.nextCursor, full.nextCursor, 'the same cursor');
     await setSuspended(db, 'none', true);
     const states = await getDagRunStates(db, ['paged', 'none']);
-    assert.deepEqual(states.get('paged'), { latest: await getRun(db, 'paged', 'p24'), suspended: false });
+    assert.deepEqual(states.get('paged'), { latest: (await listRunSummaries(db, { name: 'paged', limit: 1 })).runs[0], suspended: false });
     assert.deepEqual(states.get('none'), { latest: undefined, suspended: true });
     await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
   });

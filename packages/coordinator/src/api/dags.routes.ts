@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DAG_FILE_NAME, workspaceLabel } from '@trellis/core';
-import { actorOf, defineRoute, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
+import { actorOf, defineRoute, JsonText, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
 import { paginationOf, paginationQuery } from './pagination.js';
@@ -101,8 +101,8 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     query: listQuery,
     handler: async ({ query }) => {
       const labels = [query.labels, query.workspace !== undefined ? workspaceLabel(query.workspace) : undefined].filter((l) => l !== undefined).join(',');
-      const { dags, total } = await queries.list({ ...query, labels });
-      return { dags, errors: [], pagination: paginationOf(total, query.page, query.perPage) };
+      const { dagsJson, total } = await queries.list({ ...query, labels });
+      return new JsonText(`{"dags":${dagsJson},"errors":[],"pagination":${JSON.stringify(paginationOf(total, query.page, query.perPage))}}`);
     },
   });
 }

@@ -47,12 +47,16 @@ const runSummaryFields = {
   finishedAt: stamp,
   log: z.string(),
   params: z.string().describe('JSON of the resolved parameters'),
+  triggeredBy: triggeredBySchema,
+  conditions: z.array(queuedConditionSchema).optional().describe('Why a queued run waits; only while queued'),
+};
+
+/** What only a run's own page shows: not repeated in every item of a run list. */
+const runDetailFields = {
   error: z.string(),
   attemptId: z.string(),
-  triggeredBy: triggeredBySchema,
   profileName: z.string().describe('The runtime profile the run uses (sub-runs and retries keep it); empty when none'),
   profileEntries: z.array(runProfileEntrySchema).describe("The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers"),
-  conditions: z.array(queuedConditionSchema).optional().describe('Why a queued run waits; only while queued'),
 };
 
 export const runSummarySchema = z.object(runSummaryFields).meta({ id: 'DagRunSummary' });
@@ -81,6 +85,7 @@ export const nodeSchema = z
 export const runDetailsSchema = z
   .object({
     ...runSummaryFields,
+    ...runDetailFields,
     nodes: z.array(nodeSchema),
     handlers: z.record(z.string(), nodeSchema).describe('Handler nodes by kind (init, success, failure, abort, wait, exit) once they ran'),
   })

@@ -1,5 +1,5 @@
 import { toDagDetail, toDagListItemDag, type DagListItemPayload } from '@trellis/core';
-import type { RunRecord } from '@trellis/store';
+import type { RunSummaryRecord } from '@trellis/store';
 import { runSummary } from '../runs/payloads.js';
 import type { IndexedDag } from './dag-index.js';
 
@@ -13,20 +13,38 @@ export function listItemDag(entry: IndexedDag): DagListItemPayload {
   return entry.result.dag !== undefined ? toDagListItemDag(entry.result.dag) : emptyListItem(entry.fileName);
 }
 
-/** The contract's DAG list item. */
-export function listItem(entry: IndexedDag, nextRun: string, latest?: RunRecord, suspended = false) {
-  return {
-    fileName: entry.fileName,
-    dag: listItemDag(entry),
-    nextRun,
-    latestDAGRun: latest !== undefined ? runSummary(latest) : null,
-    suspended,
-    errors: entry.result.errors,
-  };
+/** The parts of a list item that change only with the definition, as JSON text. */
+interface ItemText {
+  /** `{"fileName":...,"dag":{...}`: the item's opening, up to its first field that can change between requests. */
+  head: string;
+  errors: string;
+}
+
+/** Per indexed definition (a change indexes a new object, so an entry here is never stale). */
+const itemTexts = new WeakMap<IndexedDag, ItemText>();
+
+function itemText(entry: IndexedDag): ItemText {
+  let text = itemTexts.get(entry);
+  if (text === undefined) {
+    const head = JSON.stringify({ fileName: entry.fileName, dag: listItemDag(entry) });
+    text = { head: head.slice(0, -1), errors: JSON.stringify(entry.result.errors) };
+    itemTexts.set(entry, text);
+  }
+  return text;
+}
+
+/**
+ * The contract's DAG list item as JSON text. The definition's part is serialized once per
+ * definition version: a page of 100 DAGs converted and serialized 100 definitions per request.
+ */
+export function listItemJson(entry: IndexedDag, nextRun: string, latest?: RunSummaryRecord, suspended = false): string {
+  const { head, errors } = itemText(entry);
+  const run = latest !== undefined ? JSON.stringify(runSummary(latest)) : 'null';
+  return `${head},"nextRun":${JSON.stringify(nextRun)},"latestDAGRun":${run},"suspended":${String(suspended)},"errors":${errors}}`;
 }
 
 /** The contract's DAG details, with its local DAGs and problems. */
-export function dagDetails(entry: IndexedDag, latest?: RunRecord, suspended = false) {
+export function dagDetails(entry: IndexedDag, latest?: RunSummaryRecord, suspended = false) {
   return {
     dag: entry.result.dag !== undefined ? toDagDetail(entry.result.dag) : { ...emptyListItem(entry.fileName) },
     localDags: entry.result.localDags.map((local) => ({ name: local.name, dag: local.dag !== undefined ? toDagDetail(local.dag) : null, errors: local.errors })),

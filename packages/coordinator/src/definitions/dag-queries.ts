@@ -4,7 +4,7 @@ import type { RunQueries } from '../runs/run-queries.js';
 import type { RunService } from '../runs/run-service.js';
 import { orderedBy, type DagIndex, type IndexedDag } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
-import { dagDetails, listItem } from './dag-payloads.js';
+import { dagDetails, listItemJson } from './dag-payloads.js';
 
 export interface DagQueryDeps {
   db: Db;
@@ -42,14 +42,15 @@ function matchesFilters(entry: IndexedDag, name: string | undefined, labels: str
 export class DagQueries {
   constructor(private readonly deps: DagQueryDeps) {}
 
-  /** One page of the matching definitions, and how many match in all. */
-  async list(filter: DagListFilter) {
+  /** One page of the matching definitions (a JSON array, as text), and how many match in all. */
+  async list(filter: DagListFilter): Promise<{ dagsJson: string; total: number }> {
     const labels = (filter.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
     const entries = this.matching(filter.sort, (e) => matchesFilters(e, filter.name, labels));
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
     const states = await getDagRunStates(this.deps.db, slice.map((e) => e.name));
-    return { dags: slice.map((e) => listItem(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latest, states.get(e.name)?.suspended)), total: entries.length };
+    const items = slice.map((e) => listItemJson(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latest, states.get(e.name)?.suspended));
+    return { dagsJson: `[${items.join(',')}]`, total: entries.length };
   }
 
   async details(fileName: string) {

@@ -36,6 +36,14 @@ export class Reply {
 
 export const reply = (status: number, body?: unknown): Reply => new Reply(status, body);
 
+/**
+ * A JSON success body the handler serialized itself (from parts cached between requests); sent
+ * as it is, and checked like any other body where responses are checked.
+ */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
 /** Returned by handlers that wrote the response themselves (text, streams). */
 export const HANDLED: unique symbol = Symbol('handled');
 
@@ -191,6 +199,12 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   const stillAdmitted = (): Promise<boolean> => admit(req, route.permission, authenticate).then(() => true, () => false);
   const result = await route.handler({ params, query, body, headers, principal, stillAdmitted, req, res });
   if (result === HANDLED) return;
+  if (result instanceof JsonText) {
+    const status = route.successStatus ?? 200;
+    if (checkResponses) checkResponse(route, status, JSON.parse(result.text));
+    res.status(status).type('json').send(result.text);
+    return;
+  }
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
   const payload = result instanceof Reply ? result.body : result;
   if (checkResponses && payload !== undefined) checkResponse(route, status, payload);

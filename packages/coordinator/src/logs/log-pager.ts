@@ -239,18 +239,32 @@ function page(lines: string[], total: number, hasMore: boolean): LogPage {
   return { content: lines.join('\n'), lineCount: lines.length, totalLines: total, hasMore, isEstimate: false };
 }
 
+type StreamTail = Awaited<ReturnType<typeof logTail>>;
+
+/** The last `count` lines, from the stream's last bytes (`tail`) and as many windows before them as they need. */
+async function tailPage(db: Db, ref: LogStreamRef, tail: StreamTail, count: number): Promise<LogPage> {
+  if (tail === undefined || tail.info.size === 0) return EMPTY_LOG_PAGE;
+  const { lines, more } = await readTail(bytesBackward(db, ref, tail.info.size, tail.bytes), tail.info, count);
+  return page(lines, totalLines(tail.info), more);
+}
+
+/**
+ * The last `count` lines of `ref`, only while it is still the log of its run's current attempt
+ * and the run has ended: undefined otherwise (retried or deleted since), and when nothing is
+ * stored. Usually one round trip.
+ */
+export async function readEndedTail(db: Db, ref: LogStreamRef, count: number): Promise<LogPage | undefined> {
+  const tail = await logTail(db, ref, FIRST_TAIL_WINDOW, true);
+  return tail === undefined ? undefined : tailPage(db, ref, tail, count);
+}
+
 /**
  * One page of a stored log, fetching only the pieces it shows: the stream's row gives the exact
  * total, the line index the piece where the page starts. A log nothing was stored for yet (a
  * step that printed nothing) is an empty page.
  */
 export async function readLogPage(db: Db, ref: LogStreamRef, window: LogWindow): Promise<LogPage> {
-  if (window.kind === 'tail') {
-    const tail = await logTail(db, ref, FIRST_TAIL_WINDOW);
-    if (tail === undefined || tail.info.size === 0) return EMPTY_LOG_PAGE;
-    const { lines, more } = await readTail(bytesBackward(db, ref, tail.info.size, tail.bytes), tail.info, window.lines);
-    return page(lines, totalLines(tail.info), more);
-  }
+  if (window.kind === 'tail') return tailPage(db, ref, await logTail(db, ref, FIRST_TAIL_WINDOW), window.lines);
   const from = window.kind === 'head' ? 0 : window.offset - 1;
   const count = window.kind === 'head' ? window.lines : window.limit;
   const start = await logLineStart(db, ref, from);

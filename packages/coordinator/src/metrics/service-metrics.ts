@@ -33,7 +33,8 @@ interface Aggregates {
 
 /**
  * The contract's svc_* metrics plus queue, dispatch, run-duration and HTTP metrics, in one
- * private registry. Gauges read aggregates refreshed at most every five seconds by three
+ * private registry. Gauges read aggregates refreshed (in the background, after the first
+ * scrape) at most every five seconds by three
  * indexed queries over active and recent runs only, so a scrape costs the same with a hundred
  * runs stored or a hundred thousand.
  *
@@ -90,13 +91,17 @@ export class ServiceMetrics {
     return this.registry.metrics();
   }
 
+  /**
+   * Only the first scrape waits for the database; later ones are answered from the aggregates
+   * held while stale ones are refreshed behind them, so no scrape waits for the queries.
+   */
   private async ensureAggregates(): Promise<void> {
     const stale = this.aggregates === undefined || Date.now() - this.aggregates.at > AGGREGATE_TTL_MS;
     if (!stale) return;
     this.refreshing ??= this.refresh().finally(() => {
       this.refreshing = undefined;
     });
-    await this.refreshing;
+    if (this.aggregates === undefined) await this.refreshing;
   }
 
   private async refresh(): Promise<void> {

@@ -1,6 +1,6 @@
-import { NotFoundError } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
-import { EMPTY_LOG_PAGE, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
+import { isTerminalRunStatus, NotFoundError } from '@trellis/core';
+import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { EMPTY_LOG_PAGE, readEndedTail, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
 import { runDetails, runSummary } from './payloads.js';
@@ -18,6 +18,9 @@ export interface RunQueriesDeps {
 export type RunListFilter = RunFilter;
 
 /** What the outputs of a run that stored none read as: the contract's empty outputs document. */
+/** Ended runs' logs remembered by where they are stored; the oldest forgotten first. */
+const MAX_ENDED_LOGS = 10_000;
+
 const NO_OUTPUTS = { metadata: { dagName: '', dagRunId: '', attemptId: '', status: '', completedAt: '0001-01-01T00:00:00Z', params: '' }, outputs: {} };
 
 /** A run's log, or a step's (or handler's) stdout or stderr. */
@@ -36,6 +39,13 @@ interface NodeLogs {
 
 /** Reading runs: by id (or `latest`), in pages, with their nodes, outputs and logs; answers in the contract's forms. */
 export class RunQueries {
+  /**
+   * Where the logs of ended runs are stored, by run and log: a tail of one (what a page showing
+   * a finished step asks for again and again) is then one round trip instead of three (run,
+   * nodes, log). The tail's statement checks that the run is still ended on that attempt.
+   */
+  private readonly endedLogs = new Map<string, LogStreamRef>();
+
   constructor(private readonly deps: RunQueriesDeps) {}
 
   /** A run by its DAG name and id; `latest` is the DAG's newest run. */
@@ -49,13 +59,13 @@ export class RunQueries {
   /** Runs, newest first, with the cursor of the next page when there is one. */
   async list(filter: RunListFilter) {
     // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
-    const page = await listRuns(this.deps.db, filter);
+    const page = await listRunSummaries(this.deps.db, filter);
     return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
   }
 
   /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */
   async history(dagName: string, stepNames: string[], limit: number) {
-    const { runs } = await listRuns(this.deps.db, { name: dagName, limit });
+    const { runs } = await listRunSummaries(this.deps.db, { name: dagName, limit });
     const nodesByRun = await Promise.all(runs.map((r) => getNodes(this.deps.db, r.id)));
     const gridData = stepNames.map((name) => ({
       name,
@@ -79,15 +89,34 @@ export class RunQueries {
     return (await getOutputs(this.deps.db, run.id)) ?? NO_OUTPUTS;
   }
 
-  async log(name: string, dagRunId: string, window: LogWindow): Promise<LogPage> {
-    const run = await this.resolve(name, dagRunId);
-    return this.page(await this.logStream(run, RUN_LOG), window);
+  log(name: string, dagRunId: string, window: LogWindow): Promise<LogPage> {
+    return this.logPage(name, dagRunId, RUN_LOG, window);
   }
 
   /** A page of a step's (or handler's) stdout or stderr. */
-  async stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', window: LogWindow): Promise<LogPage> {
+  stepLog(name: string, dagRunId: string, stepName: string, stream: 'stdout' | 'stderr', window: LogWindow): Promise<LogPage> {
+    return this.logPage(name, dagRunId, { step: stepName, stream }, window);
+  }
+
+  private async logPage(name: string, dagRunId: string, log: LogTarget, window: LogWindow): Promise<LogPage> {
+    // `latest` names another run after the next start: never remembered.
+    const key = dagRunId === 'latest' ? undefined : [name, dagRunId, log.step ?? '', log.stream].join('\u0000');
+    const known = key === undefined ? undefined : this.endedLogs.get(key);
+    if (known !== undefined && window.kind === 'tail') {
+      const page = await readEndedTail(this.deps.db, known, window.lines);
+      if (page !== undefined) return page;
+      this.endedLogs.delete(key as string);
+    }
     const run = await this.resolve(name, dagRunId);
-    return this.page(await this.logStream(run, { step: stepName, stream }), window);
+    const ref = await this.logStream(run, log);
+    const page = await this.page(ref, window);
+    if (key !== undefined && ref !== undefined && isTerminalRunStatus(run.status) && page.totalLines > 0) this.rememberEnded(key, ref);
+    return page;
+  }
+
+  private rememberEnded(key: string, ref: LogStreamRef): void {
+    if (this.endedLogs.size >= MAX_ENDED_LOGS) this.endedLogs.delete(this.endedLogs.keys().next().value as string);
+    this.endedLogs.set(key, ref);
   }
 
   /** Where a log of the run's current attempt is stored; undefined while it has none (a node without output). */

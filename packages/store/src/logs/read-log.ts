@@ -1,4 +1,5 @@
 import type { Queryable } from '../db/types.js';
+import { TERMINAL } from '../db/run-status-sql.js';
 import { MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './log-stream.js';
 
 /** pg hands bytea out as a Buffer, PGlite as a Uint8Array: a Buffer over the same memory either way. */
@@ -24,8 +25,13 @@ function streamInfo(row: StreamRow): LogStreamInfo {
  * from the stream's size (LATERAL, so the size bounds the index scan): a join condition on
  * the size was applied as a filter after scanning every piece of the stream, a cost that grew
  * with the log (1,600 index entries and heap rows for 100 MB).
+ *
+ * `endedOnly`: only while the stream's attempt is still its run's current one and the run has
+ * ended (else undefined), so a reader that remembered where an ended run's log is stored reads
+ * its tail in one round trip, and finds out in the same one when the run was retried or deleted.
  */
-export async function logTail(q: Queryable, ref: LogStreamRef, window: number): Promise<{ info: LogStreamInfo; bytes: Buffer } | undefined> {
+export async function logTail(q: Queryable, ref: LogStreamRef, window: number, endedOnly = false): Promise<{ info: LogStreamInfo; bytes: Buffer } | undefined> {
+  const ended = endedOnly ? `AND EXISTS (SELECT 1 FROM runs r WHERE r.id = s.run_id AND r.attempt_id = s.attempt_id AND r.status IN (${TERMINAL}))` : '';
   const rows = await q.query<StreamRow & { data: Uint8Array | null }>(
     `SELECT ${STREAM_COLUMNS}, substring(c.data FROM (greatest(s.size - $4::bigint - c.byte_offset, 0) + 1)::int) AS data
      FROM run_log_streams s
@@ -34,7 +40,7 @@ export async function logTail(q: Queryable, ref: LogStreamRef, window: number): 
        WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream
          AND c.byte_offset > s.size - $4::bigint - $5::bigint AND c.byte_offset < s.size
        ORDER BY c.byte_offset) c ON c.byte_offset + length(c.data) > s.size - $4::bigint
-     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3
+     WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3 ${ended}
      ORDER BY c.byte_offset`,
     [ref.runId, ref.attemptId, ref.stream, window, MAX_LOG_PIECE],
   );

@@ -47,7 +47,10 @@ export interface BenchDag {
 
 export interface BenchSeedOptions {
   dags: BenchDag[];
+  /** The number of the last run written: runs `from`..`runs`, so a later call can add to a history. */
   runs: number;
+  /** The number of the first run written (default 1); numbers give the runs' ids. */
+  from?: number;
   /** Rows per INSERT: one statement per chunk keeps each transaction short. */
   chunk?: number;
   /** Created times are spread evenly over this many days before now. */
@@ -119,10 +122,10 @@ export async function seedBenchRuns(db: Db, options: BenchSeedOptions): Promise<
   const spacingSec = ((options.days ?? 14) * 86_400) / Math.max(1, runs);
   const hashes = await seedSpecs(db, dags);
   const columns = [dags.map((d) => d.name), dags.map((d) => d.fileName), hashes, dags.map((d) => d.labels.join(','))];
-  for (let from = 1; from <= runs; from += chunk) {
+  for (let from = options.from ?? 1; from <= runs; from += chunk) {
     const to = Math.min(runs, from + chunk - 1);
     await db.query(SEED_CHUNK_SQL, [from, to, ...columns, dags.length, runs, spacingSec, options.logDir]);
-    options.onProgress?.(to, runs);
+    options.onProgress?.(to - (options.from ?? 1) + 1, runs - (options.from ?? 1) + 1);
   }
   await db.exec('ANALYZE runs; ANALYZE run_nodes; ANALYZE dag_specs');
 }

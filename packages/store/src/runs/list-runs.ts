@@ -1,6 +1,6 @@
 import { BadRequestError, type RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { RUN_COLUMNS, RUN_SUMMARY_COLUMNS, type RunRecord, type RunSummaryRecord } from './record.js';
 
 export interface RunFilter {
   name?: string;
@@ -22,8 +22,9 @@ export class InvalidCursorError extends BadRequestError {
 }
 
 /** An opaque, forward-only position: the (created_at, id) of the last row returned. */
-function encodeCursor(run: RunRecord): string {
-  return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`).toString('base64url');
+function encodeCursor(run: { createdAt: Date | string; id: number }): string {
+  const at = typeof run.createdAt === 'string' ? run.createdAt : run.createdAt.toISOString();
+  return Buffer.from(`${at}|${run.id}`).toString('base64url');
 }
 
 function decodeCursor(cursor: string): { at: string; id: number } {
@@ -33,7 +34,16 @@ function decodeCursor(cursor: string): { at: string; id: number } {
 }
 
 /** Runs newest first; `nextCursor` is present only when older rows exist. */
-export async function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+export function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs: RunRecord[]; nextCursor?: string }> {
+  return pageOf<RunRecord>(q, RUN_COLUMNS, filter);
+}
+
+/** As listRuns, with only what a run list shows of each run (the API's run lists). */
+export function listRunSummaries(q: Queryable, filter: RunFilter): Promise<{ runs: RunSummaryRecord[]; nextCursor?: string }> {
+  return pageOf<RunSummaryRecord>(q, RUN_SUMMARY_COLUMNS, filter);
+}
+
+async function pageOf<T extends { createdAt: Date | string; id: number }>(q: Queryable, columns: string, filter: RunFilter): Promise<{ runs: T[]; nextCursor?: string }> {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (clause: string, value: unknown): void => {
@@ -54,8 +64,8 @@ export async function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs:
     where.push(`(created_at, id) < (COALESCE((SELECT created_at FROM runs WHERE id = $${params.length}), $${params.length - 1}::timestamptz), $${params.length})`);
   }
   params.push(filter.limit + 1);
-  const rows = await q.query<RunRecord>(
-    `SELECT ${RUN_COLUMNS} FROM runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+  const rows = await q.query<T>(
+    `SELECT ${columns} FROM runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
     params,
   );
   const runs = rows.slice(0, filter.limit);

@@ -65,3 +65,31 @@ export const RUN_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
   created_at AS "createdAt", dispatch_target AS "dispatchTarget", worker_selector AS "workerSelector",
   dispatched_at AS "dispatchedAt", acked_at AS "ackedAt", stop_requested_at AS "stopRequestedAt", report_seq AS "reportSeq",
   run_env AS "runEnv", triggered_by AS "triggeredBy"`;
+
+/**
+ * What a run list shows of a run: the contract's summary fields and who started it. Timestamps
+ * come as RFC 3339 text ('' when unset), formatted by the database: parsing seven timestamps a
+ * row into Dates only to format them again was most of a 100-run page's cost.
+ */
+export interface RunSummaryRecord extends RunIdentity {
+  id: number;
+  status: RunStatus;
+  queuedAt: string;
+  startedAt: string;
+  finishedAt: string;
+  params: string;
+  logFile: string;
+  triggeredBy: TriggeredBy;
+  /** When the run was created, as text: a page's cursor names it. */
+  createdAt: string;
+}
+
+/** `column` as JavaScript's toISOString writes it (milliseconds, truncated as a Date holds them), '' when NULL. */
+const iso = (column: string): string => `coalesce(to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), '')`;
+
+/** The select list that maps a runs row onto RunSummaryRecord. */
+export const RUN_SUMMARY_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "dagRunId",
+  root_dag_run_name AS "rootDagRunName", root_dag_run_id AS "rootDagRunId",
+  parent_dag_run_name AS "parentDagRunName", parent_dag_run_id AS "parentDagRunId", attempt_id AS "attemptId", status,
+  ${iso('queued_at')} AS "queuedAt", ${iso('started_at')} AS "startedAt", ${iso('finished_at')} AS "finishedAt",
+  params, log_file AS "logFile", triggered_by AS "triggeredBy", ${iso('created_at')} AS "createdAt"`;

@@ -1518,13 +1518,7 @@ export interface components {
             log: string;
             /** @description JSON of the resolved parameters */
             params: string;
-            error: string;
-            attemptId: string;
             triggeredBy: components["schemas"]["TriggeredBy"];
-            /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
-            profileName: string;
-            /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
-            profileEntries: components["schemas"]["RunProfileEntry"][];
             /** @description Why a queued run waits; only while queued */
             conditions?: components["schemas"]["QueuedCondition"][];
         };
@@ -1539,17 +1533,6 @@ export interface components {
             id: string;
             /** @description Username, API key name, or the webhook's DAG name */
             name: string;
-        };
-        /** @description One runtime-profile entry the run resolved: never its value */
-        RunProfileEntry: {
-            key: string;
-            /** @enum {string} */
-            kind: "variable" | "secret";
-            /**
-             * @description Where the entry's value came from: Global defaults, the DAG's workspace defaults, or the selected profile
-             * @enum {string}
-             */
-            layer: "global" | "workspace" | "profile";
         };
         QueuedCondition: {
             /** @enum {string} */
@@ -1580,20 +1563,31 @@ export interface components {
             log: string;
             /** @description JSON of the resolved parameters */
             params: string;
+            triggeredBy: components["schemas"]["TriggeredBy"];
+            /** @description Why a queued run waits; only while queued */
+            conditions?: components["schemas"]["QueuedCondition"][];
             error: string;
             attemptId: string;
-            triggeredBy: components["schemas"]["TriggeredBy"];
             /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
             profileName: string;
             /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
             profileEntries: components["schemas"]["RunProfileEntry"][];
-            /** @description Why a queued run waits; only while queued */
-            conditions?: components["schemas"]["QueuedCondition"][];
             nodes: components["schemas"]["Node"][];
             /** @description Handler nodes by kind (init, success, failure, abort, wait, exit) once they ran */
             handlers: {
                 [key: string]: components["schemas"]["Node"];
             };
+        };
+        /** @description One runtime-profile entry the run resolved: never its value */
+        RunProfileEntry: {
+            key: string;
+            /** @enum {string} */
+            kind: "variable" | "secret";
+            /**
+             * @description Where the entry's value came from: Global defaults, the DAG's workspace defaults, or the selected profile
+             * @enum {string}
+             */
+            layer: "global" | "workspace" | "profile";
         };
         Node: {
             step: components["schemas"]["Step"];

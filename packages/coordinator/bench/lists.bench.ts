@@ -1,0 +1,152 @@
+// The list endpoints and the metrics scrape as the run history grows: GET /dag-runs?limit=100
+// with 1,000 and then 100,000 runs stored, GET /dags?perPage=100 over 1,000 DAGs, and GET
+// /metrics with 100,000 runs, 8 requests in flight over loopback HTTP.
+//   npm run bench -w packages/coordinator
+// PostgreSQL: TRELLIS_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the
+// benchmark works in a schema of its own and drops it at the end.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openBenchDatabase, seedBenchRuns, type BenchDatabase } from '@trellis/store/testing';
+import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
+import { benchDag, percentile } from './bench-dags.js';
+
+const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const DAG_COUNT = 1_000;
+const SMALL_HISTORY = 1_000;
+const LARGE_HISTORY = 100_000;
+const SEED_CHUNK = 20_000;
+const IN_FLIGHT = 8;
+const WARMUP_REQUESTS = 80;
+const MEASURED_REQUESTS = 800;
+// p99 of a loaded 2-core machine moves from one batch to the next: each figure is the median of
+// this many batches.
+const REPETITIONS = 3;
+const LIST_TARGET_MS = 15;
+const FLAT_TARGET = 0.2;
+const SCRAPE_TARGET_MS = 50;
+const SCRAPES = 300;
+// Spread over 15 s so that the five-second refreshes of the database aggregates fall inside.
+const SCRAPE_SPACING_MS = 50;
+const STARTUP_SETTLE_MS = 2_000;
+
+const fmt = (n: number): string => n.toLocaleString('en-US');
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? 0;
+}
+
+function target(name: string, value: number, unit: string, limit: number): void {
+  console.log(`TARGET ${name}: ${value.toFixed(1)} ${unit} (target < ${limit} ${unit}) ${value < limit ? 'PASS' : 'MISS'}`);
+}
+
+interface Batch {
+  p50: number;
+  p99: number;
+  bytes: number;
+  /** This process's CPU per request (client and coordinator; PostgreSQL's not counted): what the code costs, whatever else the machine runs. */
+  cpuMs: number;
+}
+
+/** `IN_FLIGHT` requests at a time; each figure is one request's latency, body read included. */
+async function batch(c: Coordinator, path: string, check: (body: unknown) => boolean): Promise<Batch> {
+  const times: number[] = [];
+  let next = 0;
+  let bytes = 0;
+  const total = WARMUP_REQUESTS + MEASURED_REQUESTS;
+  const cpuBefore = process.cpuUsage();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < total) {
+        const i = next;
+        next += 1;
+        const started = performance.now();
+        const res = await fetch(c.apiUrl + path);
+        const text = await res.text();
+        if (i >= WARMUP_REQUESTS) times.push(performance.now() - started);
+        if (!res.ok || !check(JSON.parse(text))) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`);
+        bytes = Buffer.byteLength(text);
+      }
+    }),
+  );
+  const cpu = process.cpuUsage(cpuBefore);
+  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / total };
+}
+
+/** The median p50 and p99 of `REPETITIONS` batches, printed. */
+async function measure(c: Coordinator, label: string, path: string, check: (body: unknown) => boolean): Promise<Batch> {
+  const batches: Batch[] = [];
+  for (let i = 0; i < REPETITIONS; i += 1) batches.push(await batch(c, path, check));
+  const result = { p50: median(batches.map((b) => b.p50)), p99: median(batches.map((b) => b.p99)), bytes: batches[0]?.bytes ?? 0, cpuMs: median(batches.map((b) => b.cpuMs)) };
+  const p99s = batches.map((b) => b.p99.toFixed(1)).join(' / ');
+  console.log(`    ${label.padEnd(44)} ${IN_FLIGHT} in flight   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms (batches ${p99s})   cpu ${result.cpuMs.toFixed(2)} ms/request   body ${fmt(result.bytes)} B`);
+  return result;
+}
+
+/** GET /metrics as Prometheus would hit it, one at a time. */
+async function scrape(c: Coordinator): Promise<Batch> {
+  const times: number[] = [];
+  let bytes = 0;
+  const cpuBefore = process.cpuUsage();
+  for (let i = 0; i < SCRAPES + 10; i += 1) {
+    const started = performance.now();
+    const res = await fetch(`${c.apiUrl}/metrics`);
+    const text = await res.text();
+    if (!res.ok || !text.includes('svc_dag_runs_total')) throw new Error(`GET /metrics: HTTP ${res.status}`);
+    if (i >= 10) times.push(performance.now() - started);
+    bytes = Buffer.byteLength(text);
+    await new Promise((resolve) => setTimeout(resolve, SCRAPE_SPACING_MS));
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const result = { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / (SCRAPES + 10) };
+  console.log(`    ${'GET /metrics'.padEnd(44)} one every ${SCRAPE_SPACING_MS} ms   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms   cpu ${result.cpuMs.toFixed(2)} ms/scrape   body ${fmt(bytes)} B`);
+  return result;
+}
+
+async function seed(bench: BenchDatabase, from: number, runs: number, logDir: string): Promise<void> {
+  const started = performance.now();
+  const dags = Array.from({ length: DAG_COUNT }, (_, i) => benchDag(i));
+  await seedBenchRuns(bench.db, { dags, runs, from, chunk: SEED_CHUNK, logDir });
+  console.log(`  seeded runs ${fmt(from)}-${fmt(runs)} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
+const runPage = (body: unknown): boolean => (body as { dagRuns: unknown[] }).dagRuns.length === 100;
+const dagPage = (body: unknown): boolean => (body as { dags: unknown[] }).dags.length === 100;
+
+async function main(): Promise<void> {
+  console.log(`list benchmark (node ${process.version}; ${fmt(DAG_COUNT)} DAGs, ${fmt(SMALL_HISTORY)} then ${fmt(LARGE_HISTORY)} runs, median of ${REPETITIONS} batches of ${MEASURED_REQUESTS})`);
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-lists-bench-'));
+  const dagsDir = join(dir, 'dags');
+  mkdirSync(dagsDir);
+  for (let i = 0; i < DAG_COUNT; i += 1) {
+    const dag = benchDag(i);
+    writeFileSync(join(dagsDir, `${dag.fileName}.yaml`), dag.yaml);
+  }
+  const bench = await openBenchDatabase(DATABASE_URL, 'lists');
+  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir, dataDir: join(dir, 'data'), timezone: 'UTC' } });
+  let coordinator: Coordinator | undefined;
+  try {
+    await seed(bench, 1, SMALL_HISTORY, config.logDir);
+    coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db: bench.db });
+    await new Promise((resolve) => setTimeout(resolve, STARTUP_SETTLE_MS));
+    console.log(`  ${fmt(SMALL_HISTORY)} runs stored:`);
+    const small = await measure(coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
+    await seed(bench, SMALL_HISTORY + 1, LARGE_HISTORY, config.logDir);
+    console.log(`  ${fmt(LARGE_HISTORY)} runs stored:`);
+    const large = await measure(coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
+    const dags = await measure(coordinator, `GET /dags?perPage=100 (${fmt(DAG_COUNT)} DAGs)`, '/dags?perPage=100', dagPage);
+    const metrics = await scrape(coordinator);
+    const growth = (large.p99 - small.p99) / small.p99;
+    target(`GET /dag-runs?limit=100 p99, ${IN_FLIGHT} in flight, ${fmt(LARGE_HISTORY)} runs`, large.p99, 'ms', LIST_TARGET_MS);
+    console.log(`TARGET GET /dag-runs?limit=100 p99 growth ${fmt(SMALL_HISTORY)} -> ${fmt(LARGE_HISTORY)} runs: ${(growth * 100).toFixed(0)}% (target < ${FLAT_TARGET * 100}%) ${growth < FLAT_TARGET ? 'PASS' : 'MISS'}`);
+    target(`GET /dags?perPage=100 p99, ${IN_FLIGHT} in flight, ${fmt(DAG_COUNT)} DAGs`, dags.p99, 'ms', LIST_TARGET_MS);
+    target(`GET /metrics p99, ${fmt(LARGE_HISTORY)} runs`, metrics.p99, 'ms', SCRAPE_TARGET_MS);
+  } finally {
+    await coordinator?.close();
+    await bench.cleanup();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -110,7 +110,8 @@ async function pgliteTarget(): Promise<Target> {
   try {
     proc = startProcess(['server', '--config', join(dir, 'trellis.yaml'), '--port', String(httpPort), '--grpc-port', String(grpcPort), '--worker-token', 'bench-token'], dir, env);
     const api = `http://127.0.0.1:${httpPort}/api/v1`;
-    await waitFor('the PGlite coordinator to answer', async () => ((await fetch(`${api}/health`)).ok ? true : undefined), 60_000);
+    // PGlite compiles its WebAssembly and migrates at start: on a loaded 2-core machine that took over a minute.
+    await waitFor('the PGlite coordinator to answer', async () => ((await fetch(`${api}/health`)).ok ? true : undefined), 300_000);
     const started = proc;
     return {
       api,

@@ -40,8 +40,9 @@ export interface Proc {
   exited: Promise<number | null>;
 }
 
-function startProcess(args: string[], cwd: string): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `trellis <args>` from the built CLI, its output kept; `env` replaces the inherited environment. */
+export function startProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Proc {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -50,7 +50,7 @@ export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef }
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
 export { storedLogSize } from './logs/stored-log-size.js';
 export {
-  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, contentHash,
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, contentHash,
   type StoredFile, type StoredFileWriter, type RenameOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, updateStoredFile,
+  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
   type Db, type StoredFileKind,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -39,6 +39,8 @@ describe('stored files', () => {
     assert.equal(revived?.origin, 'instance-bob');
     assert.equal(await storedFilesVersion(db, 'dag'), start + 4);
     assert.equal(await storedFilesVersion(db, 'doc'), 0, 'kinds count their versions apart');
+    const both = await storedFilesVersions(db, ['dag', 'doc']);
+    assert.deepEqual([...both].sort(), [['dag', start + 4], ['doc', 0]], 'one read gives each kind its own counter');
   });
 
   test('catching up by version sees writes and deletes (tombstones), oldest first', async () => {

@@ -23,6 +23,8 @@ export interface DaguFigures {
 
 export interface MeasureDaguOptions {
   runs: number;
+  /** Runs of the local phase (default `runs`); the worker phases take half of `runs` each. */
+  localRuns?: number;
   log: (line: string) => void;
 }
 
@@ -440,7 +442,7 @@ async function runPhases(cluster: Cluster, options: MeasureDaguOptions, figures:
   // Each idle sample waits for Dagu's next queue pass (~3 s), so a few suffice.
   const samples = Math.min(15, Math.max(5, Math.floor(options.runs / 2)));
   await waitUntil('the Dagu API', READY_LIMIT_MS, cluster.children[0], async () => (await api<{ status?: string }>(cluster, 'GET', '/health')).status === 'healthy');
-  figures.localRunsPerSec = await guarded('local phase', notes, log, 0, () => measureLocal(cluster, options.runs, log, notes));
+  figures.localRunsPerSec = await guarded('local phase', notes, log, 0, () => measureLocal(cluster, options.localRuns ?? options.runs, log, notes));
   const workerUp = await guarded('worker start', notes, log, false, async () => {
     await startWorker(cluster, log);
     return true;
@@ -473,7 +475,7 @@ export async function measureDagu(options: MeasureDaguOptions): Promise<DaguFigu
     if (!figures.version.includes(DAGU_VERSION)) figures.notes.push(`expected Dagu ${DAGU_VERSION}, the binary says ${figures.version}`);
     // The machine may be shared with tests or our own cluster: record how busy it was.
     figures.notes.push(`load average ${loadavg()[0]?.toFixed(2) ?? '?'} on ${availableParallelism()} cores at start`);
-    cluster = await startCluster(bin, options.runs, log);
+    cluster = await startCluster(bin, Math.max(options.runs, options.localRuns ?? 0), log);
     await runPhases(cluster, options, figures);
   } catch (error) {
     const line = `setup failed: ${errorText(error)}`;

@@ -1,9 +1,13 @@
 // Distributed throughput and latency: a coordinator process on PostgreSQL and one worker
-// process, against Dagu 1.30.2 measured in the same run (installed on demand, loopback only).
+// process; the coordinator's own executor on PostgreSQL and on PGlite beside the bare spawn
+// rate (local.ts); against Dagu 1.30.2 measured in the same run (installed on demand, loopback
+// only). Every target's verdict is a `TARGET <name>: <value> (target <x>) PASS|MISS` line,
+// which `npm run bench` gathers into its closing table.
 //   npm run bench -w packages/worker
 import { Agent, request } from 'node:http';
 import { Cluster } from '../../../test-e2e/support/cluster.js';
 import { WORKER_BATCHES, measureDagu } from './dagu.js';
+import { IN_FLIGHT, RUNS_PER_ROUND as LOCAL_RUNS, closeLocalAgent, measureLocalExecutor, type LocalFigures } from './local.js';
 
 const WARM_UP_ROUNDS = 3;
 const ROUNDS = 5;
@@ -125,20 +129,60 @@ async function benchTrellis(): Promise<{ runsPerSec: number[]; latencies: Latenc
   }
 }
 
+function target(name: string, value: string, goal: string, pass: boolean): void {
+  console.log(`TARGET ${name}: ${value} (target ${goal}) ${pass ? 'PASS' : 'MISS'}`);
+}
+
+/** Prints one backend's figures as soon as they are measured: a later failure does not lose them. */
+function printLocal(figures: LocalFigures): void {
+  const rate = median(figures.rounds.map((r) => r.runsPerSec));
+  const spawns = median(figures.rounds.map((r) => r.spawnsPerSec));
+  const share = median(figures.rounds.map((r) => r.runsPerSec / r.spawnsPerSec));
+  console.log(`local ${figures.backend}: ${rate.toFixed(1)} runs/s median of ${figures.rounds.length} rounds of ${LOCAL_RUNS} (${IN_FLIGHT} in flight), sh -c true ${spawns.toFixed(0)} spawns/s, per-round share ${figures.rounds.map((r) => `${((r.runsPerSec / r.spawnsPerSec) * 100).toFixed(0)}%`).join(', ')}`);
+  target(`local runs/s vs bare spawn, ${figures.backend}`, `${(share * 100).toFixed(1)}%`, '>= 40%', share >= 0.4);
+  const p50 = percentile(figures.submitToFinish, 50);
+  console.log(`local ${figures.backend}: submit-to-finish p50 ${p50.toFixed(1)} ms, p99 ${percentile(figures.submitToFinish, 99).toFixed(1)} ms (${figures.submitToFinish.length} runs, ${IN_FLIGHT} in flight)`);
+  target(`local submit-to-finish p50, ${figures.backend}`, `${p50.toFixed(1)} ms`, '< 50 ms', p50 < 50);
+}
+
+const local: LocalFigures[] = [];
+try {
+  for (const backend of ['postgres', 'pglite'] as const) {
+    try {
+      const figures = await measureLocalExecutor(backend, (line) => console.log(`  local ${line}`));
+      local.push(figures);
+      printLocal(figures);
+    } catch (error) {
+      // The other figures still count; the missing ones show as MISS in the table.
+      console.log(`local ${backend}: not measured: ${error instanceof Error ? error.message : String(error)}`);
+      target(`local runs/s vs bare spawn, ${backend}`, 'not measured', '>= 40%', false);
+    }
+  }
+} finally {
+  closeLocalAgent();
+}
+
 const trellis = await benchTrellis();
 const trellisRate = median(trellis.runsPerSec);
 console.log(`trellis: ${trellisRate.toFixed(1)} runs/s median of ${ROUNDS} rounds (coordinator on PostgreSQL -> 1 worker process)`);
 const totals = trellis.latencies.map((s) => s.total);
 const p50 = percentile(totals, 50);
-console.log(`trellis: enqueue-to-step-start p50 ${p50.toFixed(1)} ms, p99 ${percentile(totals, 99).toFixed(1)} ms (${LATENCY_SAMPLES} sequential runs); target p50 < 10 ms ${p50 < 10 ? 'PASS' : 'MISS'}`);
+console.log(`trellis: enqueue-to-step-start p50 ${p50.toFixed(1)} ms, p99 ${percentile(totals, 99).toFixed(1)} ms (${LATENCY_SAMPLES} sequential runs)`);
+target('worker enqueue-to-step-start p50', `${p50.toFixed(1)} ms`, '< 10 ms', p50 < 10);
 const stage = (pick: (s: LatencySample) => number): string => percentile(trellis.latencies.map(pick), 50).toFixed(1);
 console.log(`trellis: stage medians: enqueue -> handed to worker ${stage((s) => s.toDispatch)} ms, -> acknowledged ${stage((s) => s.toAck)} ms, -> step started ${stage((s) => s.toStep)} ms`);
 
-const dagu = await measureDagu({ runs: 120, log: (line) => console.log(`  dagu: ${line}`) });
+const dagu = await measureDagu({ runs: 120, localRuns: LOCAL_RUNS, log: (line) => console.log(`  dagu: ${line}`) });
 for (const note of dagu.notes) console.log(`  dagu note: ${note}`);
 console.log(`dagu ${dagu.version}: ${dagu.localRunsPerSec.toFixed(1)} runs/s local, ${dagu.workerRunsPerSec.toFixed(1)} runs/s through its coordinator -> 1 worker (median of ${WORKER_BATCHES} batches of 60)` +
   (dagu.enqueueToStartP50Ms !== undefined ? `, enqueue-to-start p50 ${dagu.enqueueToStartP50Ms.toFixed(0)} ms, p99 ${(dagu.enqueueToStartP99Ms ?? 0).toFixed(0)} ms` : ''));
 if (dagu.workerRunsPerSec > 0) {
   const ratio = trellisRate / dagu.workerRunsPerSec;
-  console.log(`ratio: trellis/dagu through a worker = ${ratio.toFixed(1)}x (target at least 10x) ${ratio >= 10 ? 'PASS' : 'MISS'}`);
+  target('worker runs/s vs Dagu', `${ratio.toFixed(1)}x`, '>= 10x', ratio >= 10);
+}
+for (const figures of local) {
+  const rate = median(figures.rounds.map((r) => r.runsPerSec));
+  const ratio = dagu.localRunsPerSec > 0 ? rate / dagu.localRunsPerSec : 0;
+  console.log(`local ${figures.backend}: ${rate.toFixed(1)} runs/s, Dagu local ${dagu.localRunsPerSec.toFixed(1)} runs/s (${LOCAL_RUNS} runs, its bench's 8 submitters)`);
+  target(`local runs/s vs Dagu, ${figures.backend}`, dagu.localRunsPerSec > 0 ? `${ratio.toFixed(1)}x` : 'Dagu not measured', '>= 10x', ratio >= 10);
 }

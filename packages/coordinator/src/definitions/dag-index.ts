@@ -1,6 +1,6 @@
 import { loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
 import type { StoredFile } from '@trellis/store';
-import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
+import { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { Logger } from '../logging/logger.js';
 
 export interface IndexedDag {
@@ -94,7 +94,7 @@ export class DagIndex {
 
   /** Brings the index up to the database's newest definitions: for reads and writes that must be exact. */
   async current(): Promise<void> {
-    await Promise.all([this.baseConfig.current(), this.dags.current()]);
+    await StoredKindCache.currentAll(this.baseConfig, this.dags);
   }
 
   /** The definition as the database has it now. */

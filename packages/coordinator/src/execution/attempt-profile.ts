@@ -1,5 +1,5 @@
 import { toError, workspaceOfLabels } from '@trellis/core';
-import { recordProfileEntries, type Db, type RunRecord } from '@trellis/store';
+import { recordProfileEntries, type Db, type ProfileEntryMeta, type RunRecord } from '@trellis/store';
 import type { ProfileService, ResolvedEntry, ResolveInput } from '../profiles/profile-service.js';
 import { executedInputs, type ExecutedInputs, type InputSealer } from '../runs/masked-params.js';
 
@@ -49,8 +49,14 @@ export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, r
     const what = run.profileName !== '' ? `runtime profile ${run.profileName}` : 'the runtime profile defaults';
     throw new UnstartableAttemptError(`cannot start: ${what}: ${toError(error).message}`);
   }
-  await recordProfileEntries(db, run.id, run.attemptId, entries.map(({ key, kind, layer }) => ({ key, kind, layer })));
+  const recorded = entries.map(({ key, kind, layer }) => ({ key, kind, layer }));
+  // Usually what the enqueue recorded already: the write is left out, a statement per run.
+  if (!sameEntries(run.profileEntries, recorded)) await recordProfileEntries(db, run.id, run.attemptId, recorded);
   const profile: AttemptProfile = { env: {}, secrets: {} };
   for (const entry of entries) (entry.kind === 'secret' ? profile.secrets : profile.env)[entry.key] = entry.value;
   return profile;
+}
+
+function sameEntries(a: ProfileEntryMeta[], b: ProfileEntryMeta[]): boolean {
+  return a.length === b.length && a.every((entry, i) => entry.key === b[i]?.key && entry.kind === b[i]?.kind && entry.layer === b[i]?.layer);
 }

@@ -1,5 +1,5 @@
 import {
-  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, updateStoredFile,
+  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
   type Db, type RenameOutcome, type StoredFile, type StoredFileKind,
 } from '@trellis/store';
 import { toError } from '@trellis/core';
@@ -62,7 +62,19 @@ export class StoredKindCache {
 
   /** Catches up only when the database has a newer version: one indexed read when nothing changed. */
   async current(): Promise<void> {
-    if ((await storedFilesVersion(this.db, this.kind)) > this.version) await this.catchUp();
+    await this.currentAt(await storedFilesVersion(this.db, this.kind));
+  }
+
+  /** `current` for caches of several kinds on one database, with one read of their counters. */
+  static async currentAll(first: StoredKindCache, ...others: StoredKindCache[]): Promise<void> {
+    const caches = [first, ...others];
+    const versions = await storedFilesVersions(first.db, caches.map((cache) => cache.kind));
+    await Promise.all(caches.map((cache) => cache.currentAt(versions.get(cache.kind) ?? 0)));
+  }
+
+  /** Catches up when `version`, the kind's counter as just read, is newer than what this cache has seen. */
+  private async currentAt(version: number): Promise<void> {
+    if (version > this.version) await this.catchUp();
   }
 
   /** A new file; undefined when a live one holds the name (the contract's conflict). */

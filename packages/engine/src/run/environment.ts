@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { parse } from 'dotenv';
@@ -68,6 +69,10 @@ function insideOf(dir: string, file: string): string {
 /** The first of `paths` that exists; none is normal (the default `.env` rarely exists). */
 async function readFirst(paths: string[]): Promise<string | undefined> {
   for (const path of paths) {
+    // A stat that finds nothing makes no error object: a failed open makes one with its stack,
+    // the largest cost of a 1-step run's set-up when, as usual, there is no `.env`. A file that
+    // goes between the stat and the open is still the open's ENOENT below.
+    if (statSync(path, { throwIfNoEntry: false }) === undefined) continue;
     try {
       return await readRegularFile(path);
     } catch (error) {

@@ -52,6 +52,12 @@ export async function storedFilesVersion(q: Queryable, kind: StoredFileKind): Pr
   return row?.version ?? 0;
 }
 
+/** The newest versions of several kinds in one read: a check of a cache of each costs one statement. */
+export async function storedFilesVersions(q: Queryable, kinds: StoredFileKind[]): Promise<Map<StoredFileKind, number>> {
+  const rows = await q.query<{ kind: StoredFileKind; version: number }>('SELECT kind, version::float8 AS version FROM stored_file_versions WHERE kind = ANY($1::text[])', [kinds]);
+  return new Map(rows.map((row) => [row.kind, row.version]));
+}
+
 /** Every row of a kind written after `version` (tombstones included), oldest first. */
 export async function storedFilesSince(q: Queryable, kind: StoredFileKind, version: number): Promise<StoredFile[]> {
   return (await q.query<StoredRow>(`SELECT ${COLUMNS} FROM stored_files WHERE kind = $1 AND version > $2 ORDER BY version, name`, [kind, version])).map(fromRow);

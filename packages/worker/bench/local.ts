@@ -1,0 +1,204 @@
+// Issue 23 target 1: the coordinator's own executor (no worker), 1-step runs through the REST
+// API with 16 requests in flight, against the bare `/bin/sh -c true` spawn rate from Node at the
+// same concurrency, measured round by round beside it. The coordinator is a real `trellis
+// server` process, on PostgreSQL (a database of its own) or on its embedded default (PGlite).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Cluster, freePort, startProcess, stopProcess, waitFor, type Proc } from '../../../test-e2e/support/cluster.js';
+
+export const IN_FLIGHT = 16;
+export const RUNS_PER_ROUND = 200;
+const WARM_UP_ROUNDS = 2;
+const ROUNDS = 3;
+const SPAWNS_PER_ROUND = 600;
+/** Every run goes through this global queue: a DAG-local queue would admit one run at a time. */
+const QUEUE = 'local';
+const DAG = 'local-one';
+const DAG_YAML = `queue: ${QUEUE}\nsteps:\n  - name: s\n    command: "true"\n`;
+const CONFIG = `logLevel: warn\nqueues:\n  - name: ${QUEUE}\n    maxConcurrency: ${IN_FLIGHT}\n`;
+/** A run's status is looked at this often while a latency sample waits for its end. */
+const LATENCY_POLL_MS = 5;
+const SETTLE_POLL_MS = 25;
+const SETTLE_LIMIT_MS = 120_000;
+const TERMINAL = new Set([2, 3, 4, 6, 8]);
+const SUCCEEDED = 4;
+
+export type Backend = 'postgres' | 'pglite';
+
+export interface LocalRound {
+  runsPerSec: number;
+  spawnsPerSec: number;
+}
+
+export interface LocalFigures {
+  backend: Backend;
+  rounds: LocalRound[];
+  /** POST .../start sent to the run's recorded finishedAt, 16 runs in flight, in ms. */
+  submitToFinish: number[];
+}
+
+interface Target {
+  api: string;
+  stop(): Promise<void>;
+}
+
+// node:http with keep-alive costs the load generator, which shares the 2 cores, far less than fetch().
+// Idle sockets are dropped after 2 s, before the server's 5 s keep-alive closes them under a request.
+const agent = new Agent({ keepAlive: true, maxSockets: IN_FLIGHT * 2, timeout: 2_000 });
+
+function call<T>(api: string, method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> {
+  const text = body === undefined ? undefined : JSON.stringify(body);
+  const headers = text === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) };
+  return new Promise((resolve, reject) => {
+    const req = request(`${api}${path}`, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const answer = Buffer.concat(chunks).toString();
+        if (res.statusCode !== 200) reject(new Error(`${method} ${path}: HTTP ${res.statusCode ?? '?'} ${answer.slice(0, 200)}`));
+        else resolve(JSON.parse(answer) as T);
+      });
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
+/** Runs `task` `total` times, `inFlight` at a time. */
+async function inParallel(total: number, inFlight: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (next < total) await task(next++);
+    }),
+  );
+}
+
+function spawnTrue(): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', 'true'], { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', () => resolve());
+  });
+}
+
+/** The machine's ceiling for the executor: `/bin/sh -c true` spawned from Node, `inFlight` at a time. */
+export async function bareSpawnRate(total = SPAWNS_PER_ROUND, inFlight = IN_FLIGHT): Promise<number> {
+  const started = performance.now();
+  await inParallel(total, inFlight, spawnTrue);
+  return total / ((performance.now() - started) / 1000);
+}
+
+async function postgresTarget(): Promise<Target> {
+  const cluster = new Cluster({ dags: { [DAG]: DAG_YAML }, config: CONFIG });
+  await cluster.start();
+  return { api: cluster.api, stop: () => cluster.stop() };
+}
+
+/** `trellis server` without --database-url: the embedded PGlite in its data directory. */
+async function pgliteTarget(): Promise<Target> {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-local-bench-'));
+  mkdirSync(join(dir, 'dags'));
+  writeFileSync(join(dir, 'dags', `${DAG}.yaml`), DAG_YAML);
+  writeFileSync(join(dir, 'trellis.yaml'), `dagsDir: ./dags\ndataDir: ./data\nlogFormat: json\n${CONFIG}`);
+  const [httpPort, grpcPort] = [await freePort(), await freePort()];
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('TRELLIS_')));
+  let proc: Proc | undefined;
+  try {
+    proc = startProcess(['server', '--config', join(dir, 'trellis.yaml'), '--port', String(httpPort), '--grpc-port', String(grpcPort), '--worker-token', 'bench-token'], dir, env);
+    const api = `http://127.0.0.1:${httpPort}/api/v1`;
+    // PGlite compiles its WebAssembly and migrates at start: on a loaded 2-core machine that took over a minute.
+    await waitFor('the PGlite coordinator to answer', async () => ((await fetch(`${api}/health`)).ok ? true : undefined), 300_000);
+    const started = proc;
+    return {
+      api,
+      stop: async () => {
+        await stopProcess(started);
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    if (proc !== undefined) await stopProcess(proc);
+    rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+type RunList = { dagRuns: Array<{ dagRunId: string; status: number }> };
+type RunDetails = { dagRun: { status: number; finishedAt: string } };
+
+async function terminalCount(api: string, ids: Set<string>): Promise<number> {
+  const { dagRuns } = await call<RunList>(api, 'GET', `/dag-runs/${DAG}?limit=500`);
+  const done = dagRuns.filter((r) => ids.has(r.dagRunId) && TERMINAL.has(r.status));
+  const failed = done.find((r) => r.status !== SUCCEEDED);
+  if (failed !== undefined) throw new Error(`run ${failed.dagRunId} ended with status ${failed.status}`);
+  return done.length;
+}
+
+/**
+ * Runs/s from the first POST .../start until all RUNS_PER_ROUND runs succeeded: 16 submitters,
+ * the queue runs 16 at once, as Dagu's local figure submits and then waits.
+ */
+async function throughputRound(api: string, round: string): Promise<number> {
+  const ids = Array.from({ length: RUNS_PER_ROUND }, (_, i) => `${round}-${i}`);
+  const started = performance.now();
+  await inParallel(ids.length, IN_FLIGHT, async (i) => {
+    await call(api, 'POST', `/dags/${DAG}/start`, { dagRunId: ids[i] });
+  });
+  const wanted = new Set(ids);
+  const deadline = Date.now() + SETTLE_LIMIT_MS;
+  while ((await terminalCount(api, wanted)) < ids.length) {
+    if (Date.now() > deadline) throw new Error(`round ${round}: runs unfinished after ${SETTLE_LIMIT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_POLL_MS));
+  }
+  return ids.length / ((performance.now() - started) / 1000);
+}
+
+/** One run's submit-to-finish: from sending its start to the finishedAt the coordinator recorded. */
+async function submitToFinish(api: string, dagRunId: string): Promise<number> {
+  const sent = Date.now();
+  await call(api, 'POST', `/dags/${DAG}/start`, { dagRunId });
+  for (;;) {
+    const { dagRun } = await call<RunDetails>(api, 'GET', `/dag-runs/${DAG}/${dagRunId}`);
+    if (TERMINAL.has(dagRun.status)) {
+      if (dagRun.status !== SUCCEEDED) throw new Error(`run ${dagRunId} ended with status ${dagRun.status}`);
+      return Date.parse(dagRun.finishedAt) - sent;
+    }
+    await new Promise((resolve) => setTimeout(resolve, LATENCY_POLL_MS));
+  }
+}
+
+async function measureOn(target: Target, backend: Backend, log: (line: string) => void): Promise<LocalFigures> {
+  // Not counted: the first few hundred runs pay for JIT compilation and cold caches.
+  for (let round = 0; round < WARM_UP_ROUNDS; round += 1) log(`${backend} warm-up ${round + 1}/${WARM_UP_ROUNDS}: ${(await throughputRound(target.api, `w${round}`)).toFixed(1)} runs/s (not counted)`);
+  const rounds: LocalRound[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) {
+    // Measured back to back, so each round's ratio shares the machine's load of the moment.
+    const spawnsPerSec = await bareSpawnRate();
+    const runsPerSec = await throughputRound(target.api, `r${round}`);
+    rounds.push({ runsPerSec, spawnsPerSec });
+    log(`${backend} round ${round + 1}: ${runsPerSec.toFixed(1)} runs/s, sh -c true ${spawnsPerSec.toFixed(0)} spawns/s (${IN_FLIGHT} in flight), ${((runsPerSec / spawnsPerSec) * 100).toFixed(0)}%`);
+  }
+  const latencies: number[] = [];
+  await inParallel(RUNS_PER_ROUND, IN_FLIGHT, async (i) => {
+    latencies.push(await submitToFinish(target.api, `l-${i}`));
+  });
+  return { backend, rounds, submitToFinish: latencies };
+}
+
+/** Target 1 on one backend: a fresh coordinator process, stopped afterwards. */
+export async function measureLocalExecutor(backend: Backend, log: (line: string) => void): Promise<LocalFigures> {
+  const target = backend === 'postgres' ? await postgresTarget() : await pgliteTarget();
+  try {
+    return await measureOn(target, backend, log);
+  } finally {
+    await target.stop();
+  }
+}
+
+export function closeLocalAgent(): void {
+  agent.destroy();
+}

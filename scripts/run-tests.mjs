@@ -37,7 +37,7 @@ if (files.length === 0) {
 const concurrency = process.env.TEST_CONCURRENCY ?? '2';
 // Node 20 applies --test-timeout to each test file's process: a file that hangs (a server that
 // never answers, a process no signal reached) fails after this long instead of holding CI.
-const fileTimeoutMs = process.env.TEST_FILE_TIMEOUT_MS ?? '600000';
+const fileTimeoutMs = process.env.TEST_FILE_TIMEOUT_MS ?? '900000';
 const result = spawnSync(
   process.execPath,
   ['--conditions=source', '--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, `--test-timeout=${fileTimeoutMs}`, ...files],

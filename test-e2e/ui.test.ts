@@ -9,6 +9,7 @@ import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFai
 const cluster = new Cluster({
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
+    stepwise: 'steps:\n  - name: first\n    command: sleep 3\n  - name: second\n    command: sleep 3\n  - name: third\n    command: sleep 2\n',
     // Named apart from its file: the run page must still link the DAG's file.
     gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
@@ -119,6 +120,39 @@ describe('the web UI', () => {
       await page.getByRole('tab', { name: 'History', selected: true }).waitFor();
       await page.getByRole('table').waitFor();
       await readmeScreenshot(page, 'dag-history');
+    });
+  });
+
+  test('steps turn green over the event stream: while a run moves, its page fetches nothing', async () => {
+    await withScreenshotOnFailure(page, 'live-steps', async () => {
+      // GETs of the run record itself (not its logs or sub-resources), on the run page and the graph.
+      const fetches: string[] = [];
+      const seen = (request: { method(): string; url(): string }) => {
+        const path = new URL(request.url()).pathname;
+        if (request.method() === 'GET' && /^\/api\/v1\/(dag-runs\/stepwise\/[^/]+|dags\/stepwise)$/.test(path)) fetches.push(path);
+      };
+      page.on('request', seen);
+      try {
+        for (const where of ['run page', 'DAG graph'] as const) {
+          if (where === 'DAG graph') {
+            await page.goto(url('/dags/stepwise'));
+            await page.locator('g.node[data-step="first"]').waitFor();
+          }
+          const dagRunId = await startRun('stepwise');
+          if (where === 'run page') await page.goto(url(`/runs/stepwise/${dagRunId}`));
+          const node = (step: string, status: string) => page.locator(`g.node[data-step="${step}"][data-status="${status}"]`);
+          // The new run's second step (the DAG page showed the last run's green steps before).
+          await node('second', 'running').waitFor();
+          // Until it ends the run's own status stays `running` (the next step takes 2 s more): no
+          // run event, so a page that polled would fetch the run every second or so; a live one not at all.
+          const before = fetches.length;
+          await node('second', 'succeeded').waitFor();
+          assert.deepEqual(fetches.slice(before), [], `${where}: the run was fetched while only its steps moved`);
+          await node('third', 'succeeded').waitFor();
+        }
+      } finally {
+        page.off('request', seen);
+      }
     });
   });
 

@@ -40,7 +40,9 @@ before(async () => {
   t = await startTestCoordinator('events', {
     hello: 'steps:\n  - "true"\n',
     failing: 'steps:\n  - exit 3\n',
-    pair: 'steps:\n  - name: first\n    command: "true"\n  - name: second\n    command: "true"\n',
+    // Each step runs a second: a local run's reports are coalesced, and a step quicker than a
+    // report write could go from not started to succeeded in one.
+    pair: 'steps:\n  - name: first\n    command: sleep 1\n  - name: second\n    command: sleep 1\n',
   });
   await t.call('POST', '/dags/hello/start', { dagRunId: 'ok-1' });
   await t.call('POST', '/dags/failing/start', { dagRunId: 'bad-1' });

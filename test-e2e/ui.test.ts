@@ -156,6 +156,40 @@ describe('the web UI', () => {
     });
   });
 
+  test('documents: create one, read it rendered and as plain text, edit, rename and delete it', async () => {
+    await withScreenshotOnFailure(page, 'documents', async () => {
+      await page.goto(url('/docs'));
+      await page.getByText('No documents yet.').waitFor();
+      await page.getByLabel('New document id').fill('runbooks/deploy');
+      await page.getByLabel('New document text').fill('---\ntitle: Deploy guide\n---\n# Steps\n\nRun **carefully**:\n\n- build\n- ship `v2`\n');
+      await page.getByRole('button', { name: 'Create document' }).click();
+      await page.waitForURL(/\/docs\?path=runbooks%2Fdeploy$/);
+      const doc = page.getByRole('article', { name: 'Document runbooks/deploy' });
+      // Rendered: the markdown heading and list, not the frontmatter.
+      await doc.getByRole('heading', { name: 'Steps' }).waitFor();
+      await doc.getByRole('listitem').filter({ hasText: 'ship v2' }).waitFor();
+      assert.equal(await doc.locator('strong').textContent(), 'carefully');
+      await page.getByRole('navigation', { name: 'Documents' }).getByRole('link', { name: 'Deploy guide' }).waitFor();
+      await assertAccessible(page, 'the documents page');
+      await readmeScreenshot(page, 'documents');
+      await doc.getByRole('button', { name: 'Plain text' }).click();
+      await page.getByTestId('doc-source').filter({ hasText: 'title: Deploy guide' }).waitFor();
+      await doc.getByRole('button', { name: 'Edit' }).click();
+      await doc.getByLabel('Document text').fill('---\ntitle: Deploy guide\n---\n# Steps\n\nRoll back first.\n');
+      await doc.getByRole('button', { name: 'Save document' }).click();
+      await page.getByRole('article', { name: 'Document runbooks/deploy' }).getByText('Roll back first.').waitFor();
+      await page.getByLabel('New path').fill('guides/deploy');
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.waitForURL(/\/docs\?path=guides%2Fdeploy$/);
+      await page.getByRole('article', { name: 'Document guides/deploy' }).getByText('Roll back first.').waitFor();
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await page.getByText('No documents yet.').waitFor();
+      assert.equal((await cluster.call('GET', '/docs?flat=true')).json.items instanceof Array, true);
+      assert.deepEqual((await cluster.call('GET', '/docs?flat=true')).json.items, []);
+    });
+  });
+
   test('stop a long run from its page', async () => {
     await withScreenshotOnFailure(page, 'stop', async () => {
       const id = await startRun('long');

@@ -9,6 +9,8 @@ import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFai
 const cluster = new Cluster({
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
+    // Eight lines hold the word the search test looks for: three in the preview, the rest on request.
+    haystack: `steps:\n${Array.from({ length: 8 }, (_, i) => `  - name: s${i + 1}\n    command: echo needle ${i + 1}\n`).join('')}`,
     stepwise: 'steps:\n  - name: first\n    command: sleep 3\n  - name: second\n    command: sleep 3\n  - name: third\n    command: sleep 2\n',
     // Named apart from its file: the run page must still link the DAG's file.
     gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
@@ -187,6 +189,40 @@ describe('the web UI', () => {
       await page.getByText('No documents yet.').waitFor();
       assert.equal((await cluster.call('GET', '/docs?flat=true')).json.items instanceof Array, true);
       assert.deepEqual((await cluster.call('GET', '/docs?flat=true')).json.items, []);
+    });
+  });
+
+  test('search: DAG lines with their numbers, more lines on request; documents paged with more results', async () => {
+    await withScreenshotOnFailure(page, 'search', async () => {
+      await page.goto(url('/search'));
+      await page.getByLabel('Search text').fill('needle');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.waitForURL(/\/search\?q=needle&in=dags$/);
+      const lines = page.getByRole('table', { name: 'Matching lines of haystack' }).getByRole('row');
+      await lines.first().waitFor();
+      assert.equal(await lines.count(), 3);
+      // `echo needle 1` is the 3rd line of the file: its number is shown beside it, the line as it is.
+      assert.deepEqual(await lines.first().locator('th, td').allTextContents(), ['3', '    command: echo needle 1']);
+      await assertAccessible(page, 'the search page');
+      await readmeScreenshot(page, 'search');
+      await page.getByRole('button', { name: 'More lines of haystack' }).click();
+      await lines.nth(7).waitFor();
+      assert.equal(await lines.count(), 8);
+      assert.equal(await page.getByRole('button', { name: 'More lines of haystack' }).count(), 0);
+      // Documents: 25 that match, 20 on the first page, the rest behind "More results".
+      for (let i = 0; i < 25; i += 1) assert.equal((await cluster.call('POST', '/docs', { id: `found/note-${String(i).padStart(2, '0')}`, content: `the needle ${i}\n` })).status, 201);
+      await page.getByLabel('Search in').selectOption('docs');
+      await page.waitForURL(/in=docs$/);
+      const hits = page.locator('.search-hits > li');
+      await hits.nth(19).waitFor();
+      assert.equal(await hits.count(), 20);
+      await page.getByRole('button', { name: 'More results' }).click();
+      await hits.nth(24).waitFor();
+      assert.equal(await hits.count(), 25);
+      assert.equal(await page.getByRole('button', { name: 'More results' }).count(), 0);
+      await hits.first().getByRole('link').click();
+      await page.waitForURL(/\/docs\?path=found%2Fnote-00$/);
+      for (let i = 0; i < 25; i += 1) await cluster.call('DELETE', `/docs/doc?path=${encodeURIComponent(`found/note-${String(i).padStart(2, '0')}`)}`);
     });
   });
 

@@ -61,6 +61,13 @@ describe('the web UI with built-in users', () => {
       assert.match(viewerKey, /^svc_/);
       await page.getByRole('row').filter({ hasText: 'dashboard' }).waitFor();
       await assertAccessible(page, 'the API keys page');
+      // The webhooks page shares the list frame: its empty state, then the new hook's row.
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+      await page.getByLabel('DAG file name').fill('hello');
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      await page.getByRole('row').filter({ hasText: 'hello' }).getByText('enabled').waitFor();
+      await assertAccessible(page, 'the webhooks page');
     });
   });
 

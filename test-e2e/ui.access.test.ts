@@ -61,11 +61,28 @@ describe('the web UI with built-in users', () => {
       assert.match(viewerKey, /^svc_/);
       await page.getByRole('row').filter({ hasText: 'dashboard' }).waitFor();
       await assertAccessible(page, 'the API keys page');
+      // The webhooks page shares the list frame: its empty state, then the new hook's row.
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await page.getByText('No webhooks yet.').waitFor();
+      await page.getByLabel('DAG file name').fill('hello');
+      await page.getByRole('button', { name: 'Create webhook' }).click();
+      await page.getByRole('row').filter({ hasText: 'hello' }).getByText('enabled').waitFor();
+      await assertAccessible(page, 'the webhooks page');
     });
   });
 
   test("a viewer sees the DAGs but not the actions its role may not take", async () => {
     await withScreenshotOnFailure(page, 'viewer', async () => {
+      // A document the admin writes, for the viewer to read below.
+      const created = await page.evaluate(async () => {
+        const res = await fetch('/api/v1/docs', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${localStorage.getItem('trellis.token') ?? ''}` },
+          body: JSON.stringify({ id: 'notes', content: '# Notes\n' }),
+        });
+        return res.status;
+      });
+      assert.equal(created, 201);
       await page.evaluate((key) => localStorage.setItem('trellis.token', key), viewerKey);
       await page.goto(url('/'));
       await page.getByRole('link', { name: 'hello' }).waitFor();
@@ -77,6 +94,15 @@ describe('the web UI with built-in users', () => {
       assert.equal(await page.getByRole('button', { name: 'Pause' }).isDisabled(), true);
       await page.goto(url('/admin/users'));
       await page.getByText('This page is for administrators.').waitFor();
+      // Documents: readable, but no create form, and no edit, rename or delete.
+      await page.goto(url('/docs?path=notes'));
+      const doc = page.getByRole('article', { name: 'Document notes' });
+      await doc.getByRole('heading', { name: 'Notes', exact: true }).waitFor();
+      assert.equal(await doc.getByRole('button', { name: 'Edit' }).isDisabled(), true);
+      assert.equal(await doc.getByRole('button', { name: 'Delete' }).isDisabled(), true);
+      assert.equal(await page.getByRole('button', { name: 'Rename' }).count(), 0);
+      assert.equal(await page.getByRole('form', { name: 'New document' }).count(), 0);
+      await assertAccessible(page, 'the documents page of a viewer');
     });
   });
 });

@@ -9,6 +9,9 @@ import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFai
 const cluster = new Cluster({
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
+    // Eight lines hold the word the search test looks for: three in the preview, the rest on request.
+    haystack: `steps:\n${Array.from({ length: 8 }, (_, i) => `  - name: s${i + 1}\n    command: echo needle ${i + 1}\n`).join('')}`,
+    stepwise: 'steps:\n  - name: first\n    command: sleep 3\n  - name: second\n    command: sleep 3\n  - name: third\n    command: sleep 2\n',
     // Named apart from its file: the run page must still link the DAG's file.
     gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
@@ -119,6 +122,107 @@ describe('the web UI', () => {
       await page.getByRole('tab', { name: 'History', selected: true }).waitFor();
       await page.getByRole('table').waitFor();
       await readmeScreenshot(page, 'dag-history');
+    });
+  });
+
+  test('steps turn green over the event stream: while a run moves, its page fetches nothing', async () => {
+    await withScreenshotOnFailure(page, 'live-steps', async () => {
+      // GETs of the run record itself (not its logs or sub-resources), on the run page and the graph.
+      const fetches: string[] = [];
+      const seen = (request: { method(): string; url(): string }) => {
+        const path = new URL(request.url()).pathname;
+        if (request.method() === 'GET' && /^\/api\/v1\/(dag-runs\/stepwise\/[^/]+|dags\/stepwise)$/.test(path)) fetches.push(path);
+      };
+      page.on('request', seen);
+      try {
+        for (const where of ['run page', 'DAG graph'] as const) {
+          if (where === 'DAG graph') {
+            await page.goto(url('/dags/stepwise'));
+            await page.locator('g.node[data-step="first"]').waitFor();
+          }
+          const dagRunId = await startRun('stepwise');
+          if (where === 'run page') await page.goto(url(`/runs/stepwise/${dagRunId}`));
+          const node = (step: string, status: string) => page.locator(`g.node[data-step="${step}"][data-status="${status}"]`);
+          // The new run's second step (the DAG page showed the last run's green steps before).
+          await node('second', 'running').waitFor();
+          // Until it ends the run's own status stays `running` (the next step takes 2 s more): no
+          // run event, so a page that polled would fetch the run every second or so; a live one not at all.
+          const before = fetches.length;
+          await node('second', 'succeeded').waitFor();
+          assert.deepEqual(fetches.slice(before), [], `${where}: the run was fetched while only its steps moved`);
+          await node('third', 'succeeded').waitFor();
+        }
+      } finally {
+        page.off('request', seen);
+      }
+    });
+  });
+
+  test('documents: create one, read it rendered and as plain text, edit, rename and delete it', async () => {
+    await withScreenshotOnFailure(page, 'documents', async () => {
+      await page.goto(url('/docs'));
+      await page.getByText('No documents yet.').waitFor();
+      await page.getByLabel('New document id').fill('runbooks/deploy');
+      await page.getByLabel('New document text').fill('---\ntitle: Deploy guide\n---\n# Steps\n\nRun **carefully**:\n\n- build\n- ship `v2`\n');
+      await page.getByRole('button', { name: 'Create document' }).click();
+      await page.waitForURL(/\/docs\?path=runbooks%2Fdeploy$/);
+      const doc = page.getByRole('article', { name: 'Document runbooks/deploy' });
+      // Rendered: the markdown heading and list, not the frontmatter.
+      await doc.getByRole('heading', { name: 'Steps' }).waitFor();
+      await doc.getByRole('listitem').filter({ hasText: 'ship v2' }).waitFor();
+      assert.equal(await doc.locator('strong').textContent(), 'carefully');
+      await page.getByRole('navigation', { name: 'Documents' }).getByRole('link', { name: 'Deploy guide' }).waitFor();
+      await assertAccessible(page, 'the documents page');
+      await readmeScreenshot(page, 'documents');
+      await doc.getByRole('button', { name: 'Plain text' }).click();
+      await page.getByTestId('doc-source').filter({ hasText: 'title: Deploy guide' }).waitFor();
+      await doc.getByRole('button', { name: 'Edit' }).click();
+      await doc.getByLabel('Document text').fill('---\ntitle: Deploy guide\n---\n# Steps\n\nRoll back first.\n');
+      await doc.getByRole('button', { name: 'Save document' }).click();
+      await page.getByRole('article', { name: 'Document runbooks/deploy' }).getByText('Roll back first.').waitFor();
+      await page.getByLabel('New path').fill('guides/deploy');
+      await page.getByRole('button', { name: 'Rename' }).click();
+      await page.waitForURL(/\/docs\?path=guides%2Fdeploy$/);
+      await page.getByRole('article', { name: 'Document guides/deploy' }).getByText('Roll back first.').waitFor();
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Delete' }).click();
+      await page.getByText('No documents yet.').waitFor();
+      assert.equal((await cluster.call('GET', '/docs?flat=true')).json.items instanceof Array, true);
+      assert.deepEqual((await cluster.call('GET', '/docs?flat=true')).json.items, []);
+    });
+  });
+
+  test('search: DAG lines with their numbers, more lines on request; documents paged with more results', async () => {
+    await withScreenshotOnFailure(page, 'search', async () => {
+      await page.goto(url('/search'));
+      await page.getByLabel('Search text').fill('needle');
+      await page.getByRole('button', { name: 'Search', exact: true }).click();
+      await page.waitForURL(/\/search\?q=needle&in=dags$/);
+      const lines = page.getByRole('table', { name: 'Matching lines of haystack' }).getByRole('row');
+      await lines.first().waitFor();
+      assert.equal(await lines.count(), 3);
+      // `echo needle 1` is the 3rd line of the file: its number is shown beside it, the line as it is.
+      assert.deepEqual(await lines.first().locator('th, td').allTextContents(), ['3', '    command: echo needle 1']);
+      await assertAccessible(page, 'the search page');
+      await readmeScreenshot(page, 'search');
+      await page.getByRole('button', { name: 'More lines of haystack' }).click();
+      await lines.nth(7).waitFor();
+      assert.equal(await lines.count(), 8);
+      assert.equal(await page.getByRole('button', { name: 'More lines of haystack' }).count(), 0);
+      // Documents: 25 that match, 20 on the first page, the rest behind "More results".
+      for (let i = 0; i < 25; i += 1) assert.equal((await cluster.call('POST', '/docs', { id: `found/note-${String(i).padStart(2, '0')}`, content: `the needle ${i}\n` })).status, 201);
+      await page.getByLabel('Search in').selectOption('docs');
+      await page.waitForURL(/in=docs$/);
+      const hits = page.locator('.search-hits > li');
+      await hits.nth(19).waitFor();
+      assert.equal(await hits.count(), 20);
+      await page.getByRole('button', { name: 'More results' }).click();
+      await hits.nth(24).waitFor();
+      assert.equal(await hits.count(), 25);
+      assert.equal(await page.getByRole('button', { name: 'More results' }).count(), 0);
+      await hits.first().getByRole('link').click();
+      await page.waitForURL(/\/docs\?path=found%2Fnote-00$/);
+      for (let i = 0; i < 25; i += 1) await cluster.call('DELETE', `/docs/doc?path=${encodeURIComponent(`found/note-${String(i).padStart(2, '0')}`)}`);
     });
   });
 

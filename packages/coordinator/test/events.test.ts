@@ -37,7 +37,13 @@ async function firstEvent(query: string): Promise<{ entries: Entry[] }> {
 }
 
 before(async () => {
-  t = await startTestCoordinator('events', { hello: 'steps:\n  - "true"\n', failing: 'steps:\n  - exit 3\n' });
+  t = await startTestCoordinator('events', {
+    hello: 'steps:\n  - "true"\n',
+    failing: 'steps:\n  - exit 3\n',
+    // Each step runs a second: a local run's reports are coalesced, and a step quicker than a
+    // report write could go from not started to succeeded in one.
+    pair: 'steps:\n  - name: first\n    command: sleep 1\n  - name: second\n    command: sleep 1\n',
+  });
   await t.call('POST', '/dags/hello/start', { dagRunId: 'ok-1' });
   await t.call('POST', '/dags/failing/start', { dagRunId: 'bad-1' });
   for (let i = 0; i < 50; i += 1) {
@@ -103,20 +109,21 @@ describe('GET /event-logs', () => {
 
 interface LiveEvent {
   type: string;
+  stepName?: string;
   dagRunId: string;
   status?: number;
   statusLabel: string;
 }
 
-/** Reads server-sent `run` events until `count` arrived (or the time runs out). */
-async function readEvents(url: string, count: number, headers: Record<string, string> = {}): Promise<Array<{ id: string; data: LiveEvent }>> {
+/** Reads server-sent `run` (and `node`) events until `count` arrived (or the time runs out). */
+async function readEvents(url: string, count: number, headers: Record<string, string> = {}): Promise<Array<{ id: string; event: string; data: LiveEvent }>> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), 10_000);
   const res = await fetch(url, { headers, signal: controller.signal });
   assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
   const reader = res.body?.getReader();
   assert.ok(reader);
-  const out: Array<{ id: string; data: LiveEvent }> = [];
+  const out: Array<{ id: string; event: string; data: LiveEvent }> = [];
   let buffer = '';
   try {
     while (out.length < count) {
@@ -129,8 +136,9 @@ async function readEvents(url: string, count: number, headers: Record<string, st
         const block = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         const id = /^id: (\d+)$/m.exec(block)?.[1];
+        const event = /^event: (.*)$/m.exec(block)?.[1] ?? 'message';
         const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (id !== undefined && data !== undefined) out.push({ id, data: JSON.parse(data) as LiveEvent });
+        if (id !== undefined && data !== undefined) out.push({ id, event, data: JSON.parse(data) as LiveEvent });
       }
     }
   } finally {
@@ -167,5 +175,34 @@ describe('live run events (server-sent events)', () => {
     await new Promise((r) => setTimeout(r, 300));
     await t.call('POST', '/dags/failing/start', { dagRunId: 'live-bad' });
     assert.deepEqual((await live).map((e) => [e.data.dagRunId, e.data.type]), [['live-bad', 'dag.run.queued'], ['live-bad', 'dag.run.started'], ['live-bad', 'dag.run.failed']]);
+  });
+
+  test('with nodes=true a run stream carries each step status change as a node event, in order', async () => {
+    const url = `${t.coordinator.apiUrl}/events/dag-runs/pair/steps-1?nodes=true`;
+    const live = readEvents(url, 7);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.call('POST', '/dags/pair/start', { dagRunId: 'steps-1' });
+    const received = await live;
+    const nodes = received.filter((e) => e.event === 'node').map((e) => [e.data.stepName, e.data.statusLabel, e.data.status]);
+    assert.deepEqual(nodes, [['first', 'running', 1], ['first', 'succeeded', 4], ['second', 'running', 1], ['second', 'succeeded', 4]]);
+    assert.deepEqual(received.filter((e) => e.event === 'run').map((e) => e.data.type), ['dag.run.queued', 'dag.run.started', 'dag.run.succeeded']);
+    // The node's finish time has arrived with its event: the page needs no fetch to show it.
+    const done = received.find((e) => e.event === 'node' && e.data.status === 4)?.data as { finishedAt?: string } | undefined;
+    assert.ok(done?.finishedAt !== undefined && done.finishedAt !== '');
+    const logged = await events('?dagRunId=steps-1&kind=dag_node');
+    assert.deepEqual(logged.entries.map((e) => e.type).reverse(), ['dag.node.running', 'dag.node.succeeded', 'dag.node.running', 'dag.node.succeeded']);
+    const resumed = await readEvents(url, 4, { 'last-event-id': received.find((e) => e.event === 'node')?.id ?? '0' });
+    // The run's final event and its last step's share one statement: compare the steps alone.
+    assert.deepEqual(resumed.filter((e) => e.event === 'node').slice(0, 3).map((e) => [e.event, e.data.stepName, e.data.statusLabel]), [['node', 'first', 'succeeded'], ['node', 'second', 'running'], ['node', 'second', 'succeeded']]);
+  });
+
+  test('a DAG stream with nodes=true carries its runs\' steps; nodes must be true or false', async () => {
+    const live = readEvents(`${t.coordinator.apiUrl}/events/dag-runs?name=pair&nodes=true`, 7);
+    await new Promise((r) => setTimeout(r, 300));
+    await t.call('POST', '/dags/pair/start', { dagRunId: 'steps-2' });
+    const received = await live;
+    assert.equal(received.filter((e) => e.event === 'node' && e.data.dagRunId === 'steps-2').length, 4);
+    const bad = await fetch(`${t.coordinator.apiUrl}/events/dag-runs?nodes=yes`);
+    assert.deepEqual([bad.status, ((await bad.json()) as { code: string }).code], [400, 'bad_request']);
   });
 });

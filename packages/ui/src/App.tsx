@@ -19,6 +19,8 @@ const Webhooks = pageChunk(() => import('./pages/Webhooks'));
 const Workspaces = pageChunk(() => import('./pages/Workspaces'));
 const Profiles = pageChunk(() => import('./pages/Profiles'));
 const ProfileDetail = pageChunk(() => import('./pages/ProfileDetail'));
+const Documents = pageChunk(() => import('./pages/Documents'));
+const Search = pageChunk(() => import('./pages/Search'));
 
 type Params = Partial<Record<string, string>>;
 
@@ -50,6 +52,8 @@ const ROUTES: PageRoute[] = [
   { path: '/admin/api-keys', page: ApiKeys, element: <ApiKeys /> },
   { path: '/admin/webhooks', page: Webhooks, element: <Webhooks /> },
   { path: '/workspaces', page: Workspaces, element: <Workspaces /> },
+  { path: '/docs', page: Documents, element: <Documents /> },
+  { path: '/search', page: Search, element: <Search /> },
   { path: '/profiles', page: Profiles, element: <Profiles /> },
   // `_global` is one of these too: a profile's name cannot begin with `_`.
   { path: '/profiles/:profileName', page: ProfileDetail, element: <ProfileDetail /> },
@@ -116,6 +120,8 @@ function Nav() {
       <NavLink to="/runs">Runs</NavLink>
       <NavLink to="/queues">Queues &amp; workers</NavLink>
       <NavLink to="/workspaces">Workspaces</NavLink>
+      <NavLink to="/docs">Documents</NavLink>
+      <NavLink to="/search">Search</NavLink>
       {can('run') ? <NavLink to="/profiles">Profiles</NavLink> : null}
       {can('admin') ? (
         <>

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { isRunStatus, runStatusLabel, BadRequestError, type RunStatus } from '@trellis/core';
+import { isNodeStatus, isRunStatus, nodeStatusLabel, runStatusLabel, BadRequestError, type RunStatus } from '@trellis/core';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
 import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
@@ -9,7 +9,30 @@ import { RUN_LOG, type LogTarget } from '../runs/run-queries.js';
 
 const KEEPALIVE_MS = 15_000;
 
+/** A step's status change: `event: node`, with the step's status and timing as its run's nodes hold them. */
+function nodeFrame(event: RunEvent): string {
+  const { stepName, nodeKind, status, statusLabel, startedAt, finishedAt, retryCount, doneCount } = event.data;
+  const body = {
+    type: event.type,
+    dagName: event.dagName,
+    dagRunId: event.dagRunId,
+    attemptId: event.attemptId,
+    stepName,
+    handler: nodeKind === 'handler',
+    status: isNodeStatus(status) ? status : undefined,
+    statusLabel: typeof statusLabel === 'string' ? statusLabel : isNodeStatus(status) ? nodeStatusLabel(status) : '',
+    startedAt: startedAt ?? '',
+    finishedAt: finishedAt ?? '',
+    retryCount: retryCount ?? 0,
+    doneCount: doneCount ?? 0,
+    error: event.message,
+    occurredAt: event.occurredAt.toISOString(),
+  };
+  return `id: ${event.id}\nevent: node\ndata: ${JSON.stringify(body)}\n\n`;
+}
+
 function frame(event: RunEvent): string {
+  if (event.kind === 'dag_node') return nodeFrame(event);
   const status = isRunStatus(event.data.status) ? event.data.status : undefined;
   const body = {
     type: event.type,
@@ -24,6 +47,12 @@ function frame(event: RunEvent): string {
   };
   return `id: ${event.id}\nevent: run\ndata: ${JSON.stringify(body)}\n\n`;
 }
+
+/** `nodes=true` asks a run stream for step status changes too; streams opened before it existed get none. */
+const nodesQuery = z
+  .enum(['true', 'false'], { error: 'nodes must be true or false' })
+  .default('false')
+  .transform((value) => value === 'true');
 
 const EVENT_OFFSET = /^\d{1,16}$/;
 /** A log event's id: `<attemptId>:<byte offset>`. */
@@ -114,7 +143,10 @@ async function serveEvents(ctx: StreamContext, subscribe: Subscribe): Promise<ty
   return HANDLED;
 }
 
-/** Server-sent events: one `run` event per status change, resumable with Last-Event-ID. */
+/**
+ * Server-sent events: one `run` event per run status change and, when the filter asks for
+ * them, one `node` event per step status change; resumable with Last-Event-ID.
+ */
 function runStream(hub: RunEventHub, filter: RunEventFilter, ctx: StreamContext): Promise<typeof HANDLED> {
   const afterId = resumeAfter(ctx.req);
   return serveEvents(ctx, (write, end) => hub.subscribe(filter, afterId, (event) => write(frame(event)), end));
@@ -147,24 +179,26 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       path: '/events/dag-runs',
       operationId: 'streamDagRunEvents',
       permission: 'dags:read',
-      summary: 'Server-sent events: run status changes of every run (or of one DAG with `name`), resumable with Last-Event-ID',
+      summary:
+        'Server-sent events: run status changes (`run` events) of every run (or of one DAG with `name`), with `nodes=true` also step status changes (`node` events); resumable with Last-Event-ID',
       tag: 'dag-runs',
       response: textBody,
-      query: z.object({ name: z.string().optional() }),
+      query: z.object({ name: z.string().optional(), nodes: nodesQuery }),
       produces: 'text/event-stream',
-      handler: (ctx) => runStream(hub, ctx.query.name !== undefined ? { dagName: ctx.query.name } : {}, ctx),
+      handler: (ctx) => runStream(hub, { ...(ctx.query.name !== undefined ? { dagName: ctx.query.name } : {}), nodes: ctx.query.nodes }, ctx),
     }),
     defineRoute({
       method: 'get',
       path: '/events/dag-runs/{name}/{dagRunId}',
       operationId: 'streamDagRunStatus',
       permission: 'dags:read',
-      summary: 'Server-sent events: status changes of one run, resumable with Last-Event-ID',
+      summary: 'Server-sent events: status changes of one run (`run` events), with `nodes=true` also of its steps (`node` events); resumable with Last-Event-ID',
       tag: 'dag-runs',
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
+      query: z.object({ nodes: nodesQuery }),
       produces: 'text/event-stream',
-      handler: (ctx) => runStream(hub, { dagName: ctx.params.name, dagRunId: ctx.params.dagRunId }, ctx),
+      handler: (ctx) => runStream(hub, { dagName: ctx.params.name, dagRunId: ctx.params.dagRunId, nodes: ctx.query.nodes }, ctx),
     }),
     defineRoute({
       method: 'get',

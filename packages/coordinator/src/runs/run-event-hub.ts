@@ -11,7 +11,13 @@ const BATCH = 500;
 export interface RunEventFilter {
   dagName?: string;
   dagRunId?: string;
+  /** Step status changes too (kind `dag_node`), not only run status changes. */
+  nodes?: boolean;
 }
+
+const RUN_KIND = 'dag_run';
+const NODE_KIND = 'dag_node';
+const KINDS = [RUN_KIND, NODE_KIND];
 
 interface Subscriber {
   filter: RunEventFilter;
@@ -21,7 +27,7 @@ interface Subscriber {
 }
 
 /**
- * Follows the event log's run lifecycle events and fans them out to live streams. The log is
+ * Follows the event log's run lifecycle and step status events and fans them out to live streams. The log is
  * written by every coordinator on the database, so a stream sees runs whichever coordinator
  * or worker moved them. It polls only while someone listens: one indexed query per 250 ms.
  */
@@ -40,7 +46,7 @@ export class RunEventHub {
   async subscribe(filter: RunEventFilter, afterId: number | undefined, send: (event: EventRecord) => void, end: () => void): Promise<() => void> {
     const subscriber: Subscriber = { filter, send, end };
     if (afterId !== undefined) {
-      for (const event of await eventsAfter(this.db, afterId, 'dag_run', BATCH)) if (matches(filter, event)) send(event);
+      for (const event of await eventsAfter(this.db, afterId, filter.nodes === true ? KINDS : [RUN_KIND], BATCH)) if (matches(filter, event)) send(event);
     }
     if (this.subscribers.size === 0) {
       this.cursor = await lastEventId(this.db);
@@ -64,7 +70,7 @@ export class RunEventHub {
     if (this.polling) return;
     this.polling = true;
     try {
-      const events = await eventsAfter(this.db, this.cursor, 'dag_run', BATCH);
+      const events = await eventsAfter(this.db, this.cursor, KINDS, BATCH);
       for (const event of events) {
         this.cursor = event.id;
         for (const subscriber of this.subscribers) if (matches(subscriber.filter, event)) subscriber.send(event);
@@ -78,5 +84,6 @@ export class RunEventHub {
 }
 
 function matches(filter: RunEventFilter, event: EventRecord): boolean {
+  if (event.kind === NODE_KIND && filter.nodes !== true) return false;
   return (filter.dagName === undefined || filter.dagName === event.dagName) && (filter.dagRunId === undefined || filter.dagRunId === event.dagRunId);
 }

@@ -111,9 +111,9 @@ function pageWithCursor(rows: EventRecord[], limit: number): { events: EventReco
   return rows.length > limit && last !== undefined ? { events, nextCursor: encodeCursor(last) } : { events };
 }
 
-/** Events after `afterId`, oldest first (live streams follow the log by id). */
-export async function eventsAfter(q: Queryable, afterId: number, kind: string, limit: number): Promise<EventRecord[]> {
-  return q.query<EventRecord>(`SELECT ${COLUMNS} FROM event_logs WHERE id > $1 AND kind = $2 ORDER BY id LIMIT $3`, [afterId, kind, limit]);
+/** Events of these kinds after `afterId`, oldest first (live streams follow the log by id). */
+export async function eventsAfter(q: Queryable, afterId: number, kinds: readonly string[], limit: number): Promise<EventRecord[]> {
+  return q.query<EventRecord>(`SELECT ${COLUMNS} FROM event_logs WHERE id > $1 AND kind = ANY($2::text[]) ORDER BY id LIMIT $3`, [afterId, kinds, limit]);
 }
 
 /** The newest event id (a stream without Last-Event-ID starts after it). */

@@ -235,7 +235,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: run status changes of every run (or of one DAG with `name`), resumable with Last-Event-ID */
+        /** Server-sent events: run status changes (`run` events) of every run (or of one DAG with `name`), with `nodes=true` also step status changes (`node` events); resumable with Last-Event-ID */
         get: operations["streamDagRunEvents"];
         put?: never;
         post?: never;
@@ -252,7 +252,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: status changes of one run, resumable with Last-Event-ID */
+        /** Server-sent events: status changes of one run (`run` events), with `nodes=true` also of its steps (`node` events); resumable with Last-Event-ID */
         get: operations["streamDagRunStatus"];
         put?: never;
         post?: never;
@@ -3000,6 +3000,7 @@ export interface operations {
         parameters: {
             query?: {
                 name?: string;
+                nodes?: "true" | "false";
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
@@ -3059,6 +3060,7 @@ export interface operations {
     streamDagRunStatus: {
         parameters: {
             query?: {
+                nodes?: "true" | "false";
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };

@@ -6,6 +6,8 @@ export interface Resource<T> {
   loading: boolean;
   /** Loads again, keeping the data shown until the new answer arrives. */
   reload: () => void;
+  /** Changes the data shown in place (a live change that needs no fetch). */
+  update: (change: (data: T) => T) => void;
 }
 
 /** Loads what `load` fetches whenever `deps` change; reload() fetches again (live updates call it). */
@@ -21,11 +23,12 @@ export function useResource<T>(load: () => Promise<T>, deps: readonly unknown[])
       (error: unknown) => mine === generation.current && setState((s) => ({ ...s, error: error instanceof Error ? error : new Error(String(error)), loading: false })),
     );
   }, []);
+  const update = useCallback((change: (data: T) => T) => setState((s) => (s.data !== undefined ? { ...s, data: change(s.data) } : s)), []);
   useEffect(() => {
     setState({ loading: true });
     reload();
   }, deps);
-  return { data: state.data, error: state.error, loading: state.loading, reload };
+  return { data: state.data, error: state.error, loading: state.loading, reload, update };
 }
 
 /** Calls `tick` every `ms` while `active`. */

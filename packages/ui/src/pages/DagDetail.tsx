@@ -7,8 +7,9 @@ import { Graph } from '../components/Graph';
 import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
-import { isLiveRun, nodeStatusWord, toneOf } from '../lib/status';
-import { useInterval, useResource } from '../lib/use-resource';
+import { nodeStatusWord, toneOf } from '../lib/status';
+import { applyNodeEvents } from '../lib/node-events';
+import { useResource } from '../lib/use-resource';
 
 import type { Problem } from '../components/SpecEditor';
 
@@ -114,9 +115,11 @@ export default function DagDetail() {
     history.reload();
     latestRun.reload();
   };
-  useRunEvents(`/events/dag-runs?name=${encodeURIComponent(dag?.name ?? fileName)}`, refresh);
-  // Node changes inside a run carry no event: while the latest run moves, its nodes are polled.
-  useInterval(latestRun.reload, 1000, latest !== undefined && latest !== null && isLiveRun(latest.status));
+  // The latest run's steps move in the graph from the stream's step changes, without a fetch.
+  useRunEvents(`/events/dag-runs?name=${encodeURIComponent(dag?.name ?? fileName)}&nodes=true`, refresh, {
+    onNodes: (events) => latestRun.update((d) => (d !== undefined ? { ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } } : d)),
+    onOpen: refresh,
+  });
 
   const tabs: Array<[Tab, string]> = [
     ['graph', 'Graph'],

@@ -140,7 +140,7 @@ export default function DagList() {
   useRunEvents('/events/dag-runs', () => {
     dags.reload();
     runs.reload();
-  }, 500);
+  }, { throttleMs: 500 });
 
   const all = useMemo(() => dags.data ?? [], [dags.data]);
   const labels = useMemo(() => [...new Set(all.flatMap((d) => d.dag.labels))].sort(), [all]);

@@ -58,7 +58,7 @@ function SchedulerPause() {
 export default function Queues() {
   const queues = useResource(() => unwrap(api.GET('/queues')), []);
   const workers = useResource(() => unwrap(api.GET('/workers')), []);
-  useRunEvents('/events/dag-runs', queues.reload, 500);
+  useRunEvents('/events/dag-runs', queues.reload, { throttleMs: 500 });
   // Worker health comes from heartbeat age, which moves without events.
   useInterval(workers.reload, 2000, true);
   return (

@@ -10,7 +10,8 @@ import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { conditionInWords, isLiveRun } from '../lib/status';
 import { duration, parseTime } from '../lib/time';
-import { useInterval, useResource } from '../lib/use-resource';
+import { applyNodeEvents } from '../lib/node-events';
+import { useResource } from '../lib/use-resource';
 
 type Run = Schemas['DagRunDetails'];
 
@@ -167,9 +168,12 @@ export default function RunDetail() {
   const [act, busy, actionError] = useAction();
   const detail = useResource(() => loadRun(name, dagRunId), [name, dagRunId]);
   const run = detail.data?.dagRun;
-  useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`, detail.reload);
-  // Steps move without a run event: poll while the run can still change.
-  useInterval(detail.reload, 1000, run !== undefined && isLiveRun(run.status));
+  // Run changes fetch the run again (timing, outputs, handlers); step changes arrive whole and
+  // are applied in place, so a moving run costs no request per step.
+  useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}?nodes=true`, detail.reload, {
+    onNodes: (events) => detail.update((d) => ({ ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } })),
+    onOpen: detail.reload,
+  });
   const step = search.get('step') ?? undefined;
   const [stream, setStream] = useState<'stdout' | 'stderr'>('stdout');
   // The timeline and the step table (hundreds of rows, below the graph) render just after the

@@ -33,7 +33,7 @@ export default function Runs() {
     return unwrap(api.GET('/dag-runs', { params: { query } }));
   }, [params.toString()]);
   // Only the first page moves live; a later page stays put while the operator reads it.
-  useRunEvents('/events/dag-runs', () => cursor === undefined && runs.reload(), 500);
+  useRunEvents('/events/dag-runs', () => cursor === undefined && runs.reload(), { throttleMs: 500 });
   const set = (key: string, value: string) => {
     const next = new URLSearchParams(params);
     if (value === '') next.delete(key);

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap, type Role } from '../api/client';
 import { AdminOnly } from '../components/RoleGates';
-import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
+import { Time, useAction } from '../components/common';
+import { ListPage, RoleSelect } from '../components/ListPage';
 import { useAuth } from '../lib/auth';
 import { useResource } from '../lib/use-resource';
 
@@ -23,69 +24,49 @@ function UsersPage() {
   const remove = (userId: string, username: string) => {
     if (window.confirm(`Delete user ${username}?`)) void act(() => unwrap(api.DELETE('/users/{userId}', { params: { path: { userId } } }))).then(users.reload);
   };
+  const newUser = (
+    <form className="filters" onSubmit={create} aria-label="New user">
+      <input aria-label="Username" placeholder="username" required value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} />
+      <input aria-label="Password" type="password" placeholder="password (8+)" minLength={8} required value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
+      <RoleSelect label="Role" value={form.role} roles={ROLES} onChange={(role) => setForm({ ...form, role })} />
+      <button type="submit" disabled={busy}>
+        Add user
+      </button>
+    </form>
+  );
   return (
-    <Page title="Users">
-      <ErrorNote error={users.error ?? error} />
-      <form className="filters" onSubmit={create} aria-label="New user">
-        <input aria-label="Username" placeholder="username" required value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} />
-        <input aria-label="Password" type="password" placeholder="password (8+)" minLength={8} required value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
-        <select aria-label="Role" value={form.role} onChange={(e) => setForm({ ...form, role: e.target.value as Role })}>
-          {ROLES.map((r) => (
-            <option key={r}>{r}</option>
-          ))}
-        </select>
-        <button type="submit" disabled={busy}>
-          Add user
-        </button>
-      </form>
-      {users.data === undefined ? (
-        <Loading what="users" />
-      ) : (
-        <table>
-          <caption className="visually-hidden">Users</caption>
-          <thead>
-            <tr>
-              <th scope="col">User</th>
-              <th scope="col">Role</th>
-              <th scope="col">Sign-in</th>
-              <th scope="col">Created</th>
-              <th scope="col">State</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {users.data.users.map((u) => {
-              const self = principal?.id === u.id;
-              return (
-                <tr key={u.id}>
-                  <th scope="row">{u.username}</th>
-                  <td>
-                    <select aria-label={`Role of ${u.username}`} value={u.role} disabled={busy} onChange={(e) => patch(u.id, { role: e.target.value as Role })}>
-                      {ROLES.map((r) => (
-                        <option key={r}>{r}</option>
-                      ))}
-                    </select>
-                  </td>
-                  <td>{u.authProvider}</td>
-                  <td>
-                    <Time value={u.createdAt} />
-                  </td>
-                  <td>{u.isDisabled ? 'disabled' : 'active'}</td>
-                  <td>
-                    <button type="button" disabled={busy || self} onClick={() => patch(u.id, { isDisabled: !u.isDisabled })}>
-                      {u.isDisabled ? 'Enable' : 'Disable'}
-                    </button>{' '}
-                    <button type="button" disabled={busy || self} onClick={() => remove(u.id, u.username)}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      )}
-    </Page>
+    <ListPage
+      title="Users"
+      what="users"
+      error={users.error ?? error}
+      form={newUser}
+      items={users.data?.users}
+      columns={['User', 'Role', 'Sign-in', 'Created', 'State', 'Actions']}
+      row={(u) => {
+        const self = principal?.id === u.id;
+        return (
+          <tr key={u.id}>
+            <th scope="row">{u.username}</th>
+            <td>
+              <RoleSelect label={`Role of ${u.username}`} value={u.role} roles={ROLES} disabled={busy} onChange={(role) => patch(u.id, { role })} />
+            </td>
+            <td>{u.authProvider}</td>
+            <td>
+              <Time value={u.createdAt} />
+            </td>
+            <td>{u.isDisabled ? 'disabled' : 'active'}</td>
+            <td>
+              <button type="button" disabled={busy || self} onClick={() => patch(u.id, { isDisabled: !u.isDisabled })}>
+                {u.isDisabled ? 'Enable' : 'Disable'}
+              </button>{' '}
+              <button type="button" disabled={busy || self} onClick={() => remove(u.id, u.username)}>
+                Delete
+              </button>
+            </td>
+          </tr>
+        );
+      }}
+    />
   );
 }
 

@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import { api, unwrap } from '../api/client';
 import { AdminOnly } from '../components/RoleGates';
-import { ErrorNote, Loading, Page, SecretOnce, Time, useAction } from '../components/common';
+import { SecretOnce, Time, useAction } from '../components/common';
+import { ListPage } from '../components/ListPage';
 import { useResource } from '../lib/use-resource';
 
 function WebhooksPage() {
@@ -18,9 +19,8 @@ function WebhooksPage() {
     }).then(hooks.reload);
   };
   const path = (dag: string) => ({ params: { path: { fileName: dag } } });
-  return (
-    <Page title="Webhooks">
-      <ErrorNote error={hooks.error ?? error} />
+  const newHook = (
+    <>
       <form className="filters" onSubmit={create} aria-label="New webhook">
         <input aria-label="DAG file name" placeholder="DAG file name" required pattern="[a-zA-Z0-9_-]+" value={fileName} onChange={(e) => setFileName(e.target.value)} />
         <button type="submit" disabled={busy}>
@@ -28,63 +28,55 @@ function WebhooksPage() {
         </button>
       </form>
       <SecretOnce what="token" value={token} />
-      {hooks.data === undefined ? (
-        <Loading what="webhooks" />
-      ) : (
-        <table>
-          <caption className="visually-hidden">Webhooks</caption>
-          <thead>
-            <tr>
-              <th scope="col">DAG</th>
-              <th scope="col">Token prefix</th>
-              <th scope="col">State</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {hooks.data.webhooks.map((h) => (
-              <tr key={h.id}>
-                <th scope="row">{h.dagName}</th>
-                <td>
-                  <code>{h.tokenPrefix}…</code>
-                </td>
-                <td>{h.enabled ? 'enabled' : 'disabled'}</td>
-                <td>
-                  <Time value={h.lastUsedAt} empty="never" />
-                </td>
-                <td>
-                  <button type="button" disabled={busy} onClick={() => void act(() => unwrap(api.POST('/dags/{fileName}/webhook/toggle', { ...path(h.dagName), body: { enabled: !h.enabled } }))).then(hooks.reload)}>
-                    {h.enabled ? 'Disable' : 'Enable'}
-                  </button>{' '}
-                  <button
-                    type="button"
-                    disabled={busy}
-                    onClick={() =>
-                      void act(async () => {
-                        const again = await unwrap(api.POST('/dags/{fileName}/webhook/regenerate', path(h.dagName)));
-                        setToken(again.token);
-                      }).then(hooks.reload)
-                    }
-                  >
-                    New token
-                  </button>{' '}
-                  <button
-                    type="button"
-                    disabled={busy}
-                    onClick={() => {
-                      if (window.confirm(`Delete the webhook of ${h.dagName}?`)) void act(() => unwrap(api.DELETE('/dags/{fileName}/webhook', path(h.dagName)))).then(hooks.reload);
-                    }}
-                  >
-                    Delete
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+    </>
+  );
+  return (
+    <ListPage
+      title="Webhooks"
+      what="webhooks"
+      error={hooks.error ?? error}
+      form={newHook}
+      items={hooks.data?.webhooks}
+      columns={['DAG', 'Token prefix', 'State', 'Last used', 'Actions']}
+      row={(h) => (
+        <tr key={h.id}>
+          <th scope="row">{h.dagName}</th>
+          <td>
+            <code>{h.tokenPrefix}…</code>
+          </td>
+          <td>{h.enabled ? 'enabled' : 'disabled'}</td>
+          <td>
+            <Time value={h.lastUsedAt} empty="never" />
+          </td>
+          <td>
+            <button type="button" disabled={busy} onClick={() => void act(() => unwrap(api.POST('/dags/{fileName}/webhook/toggle', { ...path(h.dagName), body: { enabled: !h.enabled } }))).then(hooks.reload)}>
+              {h.enabled ? 'Disable' : 'Enable'}
+            </button>{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void act(async () => {
+                  const again = await unwrap(api.POST('/dags/{fileName}/webhook/regenerate', path(h.dagName)));
+                  setToken(again.token);
+                }).then(hooks.reload)
+              }
+            >
+              New token
+            </button>{' '}
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => {
+                if (window.confirm(`Delete the webhook of ${h.dagName}?`)) void act(() => unwrap(api.DELETE('/dags/{fileName}/webhook', path(h.dagName)))).then(hooks.reload);
+              }}
+            >
+              Delete
+            </button>
+          </td>
+        </tr>
       )}
-    </Page>
+    />
   );
 }
 

@@ -3,7 +3,8 @@
 // token, pull of new and changed items, publish seen by another clone, conflicts (409 with the
 // remote author and message), force, diff, discard, move, delete, forget, delete-missing,
 // cleanup, a wrong token and a remote that goes away mid-pull (nothing changed), read-only
-// mode refusing API writes, and auto-sync picking up a push within its interval.
+// mode refusing API writes, auto-sync picking up a push within its interval, and a run of a
+// synced definition naming the commit it came from.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -101,6 +102,15 @@ describe('repository sync', () => {
     assert.deepEqual([...(pulled.synced as string[])].sort(), ['docs/runbooks/start', 'hello', 'second']);
     assert.equal(await spec('hello'), HELLO.replace('hello', 'hello again'));
     assert.equal(await spec('second'), 'steps:\n  - name: b\n    command: echo two\n');
+  });
+
+  test('a run of a definition that came from sync records its git commit; a local one records none', async () => {
+    const commit = String((await ok('GET', '/sync/status')).lastSyncCommit);
+    const started = await ok('POST', '/dags/second/start', {});
+    const run = await t.waitForRunStatus('second', String(started.dagRunId), [4]);
+    assert.equal(run.gitCommit, commit);
+    const local = await ok('POST', '/dags/local-only/start', {});
+    assert.equal((await t.waitForRunStatus('local-only', String(local.dagRunId), [4])).gitCommit, '');
   });
 
   test('publish: a changed DAG and an untracked one reach the repository, seen by another clone', async () => {

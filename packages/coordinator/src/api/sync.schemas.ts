@@ -14,7 +14,7 @@ export const syncItemSchema = z
   })
   .meta({ id: 'SyncItem' });
 
-const countsSchema = z.object(Object.fromEntries(SYNC_STATUSES.map((s) => [s, z.number().int()])) as Record<string, z.ZodNumber>);
+const countsSchema = z.object(Object.fromEntries(SYNC_STATUSES.map((s) => [s, z.number().int()])));
 
 export const syncStatusSchema = z.object({
   enabled: z.boolean(),

@@ -36,9 +36,9 @@ export function runSummary(run: RunRecord, conditions?: QueuedCondition[]) {
   };
 }
 
-/** Details: the summary plus nodes (and handler nodes by kind). */
-export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: QueuedCondition[]) {
+/** Details: the summary plus nodes (and handler nodes by kind), and the git commit of a definition that came from repository sync. */
+export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: QueuedCondition[], gitCommit = '') {
   const steps = nodes.filter((n) => n.kind === 'step').map((n) => n.data);
   const handlers = Object.fromEntries(nodes.filter((n) => n.kind === 'handler').map((n) => [n.stepName, n.data]));
-  return { ...runSummary(run, conditions), nodes: steps, handlers };
+  return { ...runSummary(run, conditions), nodes: steps, handlers, gitCommit };
 }

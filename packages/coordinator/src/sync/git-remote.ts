@@ -58,7 +58,8 @@ export class GitRemote {
   async probe(access: RemoteAccess): Promise<void> {
     try {
       const info = await git.getRemoteInfo({ http, url: access.url, headers: this.headers(access) });
-      if (info.refs?.heads?.[access.branch] === undefined) throw new RemoteError(`the repository has no branch ${access.branch}`);
+      const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads;
+      if (heads?.[access.branch] === undefined) throw new RemoteError(`the repository has no branch ${access.branch}`);
     } catch (error) {
       throw error instanceof RemoteError ? error : describe(error);
     }

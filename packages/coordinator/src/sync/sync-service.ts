@@ -2,7 +2,7 @@ import {
   BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, SyncConflictError, toError,
 } from '@trellis/core';
 import {
-  contentHash, deleteSyncItem, getSyncConfig, listSyncItems, putSyncConfig, putSyncItem, recordSyncedCommit, withSyncLock,
+  contentHash, deleteSyncItem, getSyncConfig, listSyncItems, putSyncConfig, putSyncItem, recordSyncedCommit, recordSyncedSpec, withSyncLock,
   type Db, type SyncConfigRecord, type SyncItemRecord,
 } from '@trellis/store';
 import type { SecretKeyring } from '../profiles/secret-keyring.js';
@@ -20,9 +20,8 @@ const TOKEN_SECRET_ID = 'sync-config-token';
 /** Who writes what a pull brings: recorded as the stored files' `updatedBy`. */
 const SYNC_WRITER = 'git-sync';
 
-export interface SyncConfigView extends Omit<SyncSettings, never> {
-  auth: { type: 'none' | 'token' };
-}
+/** The settings as `GET /sync/config` shows them: whether a token is stored, never the token. */
+export type SyncConfigView = SyncSettings & { auth: { type: 'none' | 'token' } };
 
 export interface SyncConfigInput extends Partial<Omit<SyncSettings, 'autoSync' | 'commit'>> {
   autoSync?: Partial<SyncSettings['autoSync']>;
@@ -129,8 +128,7 @@ export class SyncService {
     const record = await getSyncConfig(this.deps.db);
     const token = input.auth?.type === 'none' ? null : input.auth?.token !== undefined && input.auth.token !== '' ? this.deps.keyring.seal(input.auth.token, TOKEN_SECRET_ID) : undefined;
     if (input.auth?.type === 'token' && token === undefined && record?.token === undefined) throw new BadRequestError('auth.token is required with auth.type token');
-    const { auth: _auth, ...stored } = { ...settings, auth: undefined };
-    await putSyncConfig(this.deps.db, stored, token);
+    await putSyncConfig(this.deps.db, settings, token);
     await recordAudit(this.deps.db, actor, { type: 'sync.config.updated', message: 'updated the repository sync settings', data: { repository: settings.repository, branch: settings.branch, enabled: settings.enabled, pushEnabled: settings.pushEnabled, tokenChanged: token !== undefined } });
     return this.config();
   }
@@ -155,7 +153,7 @@ export class SyncService {
   async status(): Promise<Record<string, unknown>> {
     const record = await getSyncConfig(this.deps.db);
     const settings = this.settingsOf(record);
-    const items = settings.enabled ? await this.items(settings) : [];
+    const items = settings.enabled ? await this.items() : [];
     const counts = Object.fromEntries(SYNC_STATUSES.map((s) => [s, 0])) as Record<SyncStatus, number>;
     const views = items.flatMap((item) => {
       const view = this.view(settings, item);
@@ -190,7 +188,7 @@ export class SyncService {
   }
 
   /** Every item this side has or the state knows, with its local content (exact: the caches are brought up to date first). */
-  private async items(_settings: SyncSettings): Promise<Item[]> {
+  private async items(): Promise<Item[]> {
     await Promise.all([this.deps.dags.current(), this.deps.docs.current()]);
     const byKey = new Map<string, Item>();
     const add = (ref: ItemRef): Item => {
@@ -259,7 +257,7 @@ export class SyncService {
       } catch (error) {
         return this.failed(error);
       }
-      const items = await this.items(snap.settings);
+      const items = await this.items();
       const known = new Set(items.map(keyOf));
       for (const key of snap.remote.keys()) {
         if (known.has(key)) continue;
@@ -283,9 +281,8 @@ export class SyncService {
     const remoteHash = hashOf(remote);
     const localHash = hashOf(item.local);
     const row = item.row;
-    const agree = async (content: string | undefined): Promise<'synced'> => {
-      const hash = hashOf(content) ?? null;
-      await putSyncItem(this.deps.db, { kind: item.kind, name: item.name, syncedHash: hash, remoteHash: hash, syncedCommit: snap.head });
+    const agree = async (content: string): Promise<'synced'> => {
+      await this.agreed(item, content, snap.head);
       return 'synced';
     };
     if (row === undefined) {
@@ -324,7 +321,7 @@ export class SyncService {
     if (ref === undefined) throw new BadRequestError('itemId must be a DAG file name or docs/ and a document id', { itemId });
     const settings = await this.settings();
     if (!settings.enabled) throw new BadRequestError('repository sync is not enabled: configure it with PUT /sync/config');
-    const item = (await this.items(settings)).find((i) => i.kind === ref.kind && i.name === ref.name);
+    const item = (await this.items()).find((i) => i.kind === ref.kind && i.name === ref.name);
     const view = item !== undefined ? this.view(settings, item) : undefined;
     if (item === undefined || view === undefined) throw new NotFoundError('sync item not found', { itemId });
     return { settings, item, status: view.status };
@@ -361,10 +358,20 @@ export class SyncService {
     const oid = await this.remote.commitAndPush(snap.access, snap.head, files, message, author);
     for (const { ref, content } of changes) {
       if (content === null) await deleteSyncItem(this.deps.db, ref.kind, ref.name);
-      else await putSyncItem(this.deps.db, { kind: ref.kind, name: ref.name, syncedHash: contentHash(content), remoteHash: contentHash(content), syncedCommit: oid });
+      else await this.agreed(ref, content, oid);
     }
     await recordSyncedCommit(this.deps.db, oid);
     return oid;
+  }
+
+  /**
+   * Both sides hold `content` as of `commit`. For a DAG the commit is also noted against the
+   * text's hash, so a run of this exact definition names the commit it came from.
+   */
+  private async agreed(ref: ItemRef, content: string, commit: string): Promise<void> {
+    const hash = contentHash(content);
+    await putSyncItem(this.deps.db, { kind: ref.kind, name: ref.name, syncedHash: hash, remoteHash: hash, syncedCommit: commit });
+    if (ref.kind === 'dag') await recordSyncedSpec(this.deps.db, hash, commit);
   }
 
   private remoteFailure(error: unknown): never {
@@ -404,7 +411,7 @@ export class SyncService {
         if (error instanceof BadRequestError) throw error;
         return this.failed(error);
       }
-      const items = (await this.items(snap.settings)).flatMap((item) => {
+      const items = (await this.items()).flatMap((item) => {
         const view = this.view(snap.settings, item);
         return view !== undefined ? [{ item, status: view.status }] : [];
       });
@@ -444,7 +451,7 @@ export class SyncService {
       const remote = snap.remote.get(keyOf(item));
       await this.write(item, remote);
       if (remote === undefined) await deleteSyncItem(this.deps.db, item.kind, item.name);
-      else await putSyncItem(this.deps.db, { kind: item.kind, name: item.name, syncedHash: contentHash(remote), remoteHash: contentHash(remote), syncedCommit: snap.head });
+      else await this.agreed(item, remote, snap.head);
       await recordAudit(this.deps.db, actor, { type: 'sync.discarded', message: `discarded the local changes of ${itemId}`, data: { itemId, commit: snap.head } });
       return { message: `${itemId} is back to the repository's version at ${snap.head.slice(0, 12)}` };
     });
@@ -479,7 +486,7 @@ export class SyncService {
   async deleteMissing(actor: Actor, message: string | undefined): Promise<{ deleted: string[]; message: string }> {
     return this.exclusive(async () => {
       const snap = await this.snapshot(true).catch((error: unknown) => this.remoteFailure(error));
-      const missing = (await this.items(snap.settings)).filter((item) => this.view(snap.settings, item)?.status === 'missing');
+      const missing = (await this.items()).filter((item) => this.view(snap.settings, item)?.status === 'missing');
       const inRepository = missing.filter((item) => snap.remote.has(keyOf(item)));
       if (inRepository.length > 0) await this.commit(snap, inRepository.map((ref) => ({ ref, content: null })), message ?? `Delete ${inRepository.length} item(s)`).catch((error: unknown) => this.remoteFailure(error));
       for (const item of missing) await deleteSyncItem(this.deps.db, item.kind, item.name);
@@ -512,8 +519,7 @@ export class SyncService {
 
   /** Drops the state entries of missing items; the repository is not touched. */
   async cleanup(actor: Actor): Promise<{ forgotten: string[]; message: string }> {
-    const settings = await this.settings();
-    const missing = (await this.items(settings)).filter((item) => item.row !== undefined && item.local === undefined);
+    const missing = (await this.items()).filter((item) => item.row !== undefined && item.local === undefined);
     for (const item of missing) await deleteSyncItem(this.deps.db, item.kind, item.name);
     const forgotten = missing.map((item) => item.itemId);
     if (forgotten.length > 0) await recordAudit(this.deps.db, actor, { type: 'sync.cleaned', message: `forgot ${forgotten.length} missing item(s)`, data: { itemIds: forgotten } });

@@ -89,3 +89,14 @@ export async function withSyncLock<T>(db: Db, fn: () => Promise<T>): Promise<T> 
     return fn();
   });
 }
+
+/** Notes the commit a DAG definition's text came from (see migration 0029); the first one is kept. */
+export async function recordSyncedSpec(q: Queryable, specHash: string, commit: string): Promise<void> {
+  await q.query('INSERT INTO synced_specs (spec_hash, git_commit) VALUES ($1, $2) ON CONFLICT (spec_hash) DO NOTHING', [specHash, commit]);
+}
+
+/** The commit a definition text came from through sync; undefined when it did not. */
+export async function syncedSpecCommit(q: Queryable, specHash: string): Promise<string | undefined> {
+  const [row] = await q.query<{ commit: string }>('SELECT git_commit AS commit FROM synced_specs WHERE spec_hash = $1', [specHash]);
+  return row?.commit;
+}

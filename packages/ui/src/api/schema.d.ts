@@ -1816,6 +1816,8 @@ export interface components {
             handlers: {
                 [key: string]: components["schemas"]["Node"];
             };
+            /** @description The repository commit the definition this run executes came from, when repository sync brought or published that exact text; empty otherwise */
+            gitCommit: string;
         };
         Node: {
             step: components["schemas"]["Step"];

@@ -41,6 +41,9 @@ function describe(error: unknown): RemoteError {
  * isomorphic-git supports. Commits are built from trees, without a working copy.
  */
 export class GitRemote {
+  /** isomorphic-git's parsed pack files, kept between calls: without it every object read parses the pack index again. */
+  private cache: object = {};
+
   constructor(private readonly gitdir: string) {}
 
   private headers(access: RemoteAccess): Record<string, string> {
@@ -69,7 +72,9 @@ export class GitRemote {
   async fetch(access: RemoteAccess): Promise<string> {
     try {
       await this.prepare(access);
-      const result = await git.fetch({ fs, http, gitdir: this.gitdir, remote: REMOTE, ref: access.branch, singleBranch: true, tags: false, headers: this.headers(access) });
+      // A fetch may bring a new pack: the parsed ones are read afresh.
+      this.cache = {};
+      const result = await git.fetch({ fs, http, gitdir: this.gitdir, cache: this.cache, remote: REMOTE, ref: access.branch, singleBranch: true, tags: false, headers: this.headers(access) });
       if (result.fetchHead === null) throw new RemoteError(`the repository has no branch ${access.branch}`);
       return result.fetchHead;
     } catch (error) {
@@ -82,7 +87,7 @@ export class GitRemote {
     const files = new Map<string, string>();
     let tree: string;
     try {
-      tree = (await git.readTree({ fs, gitdir: this.gitdir, oid: commit, ...(root !== '' ? { filepath: root } : {}) })).oid;
+      tree = (await git.readTree({ fs, gitdir: this.gitdir, cache: this.cache, oid: commit, ...(root !== '' ? { filepath: root } : {}) })).oid;
     } catch (error) {
       if ((error as { code?: string }).code === 'NotFoundError') return files;
       throw error;
@@ -92,11 +97,11 @@ export class GitRemote {
   }
 
   private async collect(treeOid: string, prefix: string, into: Map<string, string>): Promise<void> {
-    const { tree } = await git.readTree({ fs, gitdir: this.gitdir, oid: treeOid });
+    const { tree } = await git.readTree({ fs, gitdir: this.gitdir, cache: this.cache, oid: treeOid });
     for (const entry of tree) {
       const path = `${prefix}${entry.path}`;
       if (entry.type === 'tree') await this.collect(entry.oid, `${path}/`, into);
-      else if (entry.type === 'blob') into.set(path, Buffer.from((await git.readBlob({ fs, gitdir: this.gitdir, oid: entry.oid })).blob).toString('utf8'));
+      else if (entry.type === 'blob') into.set(path, Buffer.from((await git.readBlob({ fs, gitdir: this.gitdir, cache: this.cache, oid: entry.oid })).blob).toString('utf8'));
     }
   }
 
@@ -104,11 +109,11 @@ export class GitRemote {
   async lastChange(head: string, filepath: string): Promise<RemoteCommitInfo> {
     let entry;
     try {
-      [entry] = await git.log({ fs, gitdir: this.gitdir, ref: head, filepath, depth: 1 });
+      [entry] = await git.log({ fs, gitdir: this.gitdir, cache: this.cache, ref: head, filepath, depth: 1 });
     } catch {
       // a path the history cannot follow: the head commit stands for it
     }
-    entry ??= (await git.log({ fs, gitdir: this.gitdir, ref: head, depth: 1 }))[0];
+    entry ??= (await git.log({ fs, gitdir: this.gitdir, cache: this.cache, ref: head, depth: 1 }))[0];
     if (entry === undefined) return { oid: head, author: '', message: '' };
     return { oid: entry.oid, author: `${entry.commit.author.name} <${entry.commit.author.email}>`, message: entry.commit.message.trim() };
   }
@@ -119,12 +124,12 @@ export class GitRemote {
    * RemoteError: nothing was changed there.
    */
   async commitAndPush(access: RemoteAccess, parent: string, changes: FileChanges, message: string, author: { name: string; email: string }): Promise<string> {
-    const { tree: rootTree } = await git.readCommit({ fs, gitdir: this.gitdir, oid: parent }).then((c) => c.commit);
+    const { tree: rootTree } = await git.readCommit({ fs, gitdir: this.gitdir, cache: this.cache, oid: parent }).then((c) => c.commit);
     const tree = (await this.changedTree(rootTree, changes)) ?? (await git.writeTree({ fs, gitdir: this.gitdir, tree: [] }));
-    const oid = await git.commit({ fs, gitdir: this.gitdir, message, author, tree, parent: [parent], noUpdateBranch: true });
+    const oid = await git.commit({ fs, gitdir: this.gitdir, cache: this.cache, message, author, tree, parent: [parent], noUpdateBranch: true });
     await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${access.branch}`, value: oid, force: true });
     try {
-      const result = await git.push({ fs, http, gitdir: this.gitdir, remote: REMOTE, ref: access.branch, remoteRef: access.branch, headers: this.headers(access) });
+      const result = await git.push({ fs, http, gitdir: this.gitdir, cache: this.cache, remote: REMOTE, ref: access.branch, remoteRef: access.branch, headers: this.headers(access) });
       if (!result.ok) throw new RemoteError(`the repository refused the push: ${result.error ?? 'unknown reason'}`);
     } catch (error) {
       throw error instanceof RemoteError ? error : describe(error);
@@ -135,7 +140,7 @@ export class GitRemote {
   /** The tree with the changes applied; undefined when it ends up empty (git keeps no empty directories). */
   private async changedTree(treeOid: string | undefined, changes: FileChanges): Promise<string | undefined> {
     const entries = new Map<string, TreeEntry>();
-    if (treeOid !== undefined) for (const entry of (await git.readTree({ fs, gitdir: this.gitdir, oid: treeOid })).tree) entries.set(entry.path, entry);
+    if (treeOid !== undefined) for (const entry of (await git.readTree({ fs, gitdir: this.gitdir, cache: this.cache, oid: treeOid })).tree) entries.set(entry.path, entry);
     const below = new Map<string, FileChanges>();
     for (const [path, content] of changes) {
       const slash = path.indexOf('/');

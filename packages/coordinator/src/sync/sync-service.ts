@@ -3,7 +3,7 @@ import {
 } from '@trellis/core';
 import {
   contentHash, deleteSyncItem, getSyncConfig, listSyncItems, putSyncConfig, putSyncItem, recordSyncedCommit, recordSyncedSpec, withSyncLock,
-  type Db, type SyncConfigRecord, type SyncItemRecord,
+  type Db, type Queryable, type SyncConfigRecord, type SyncItemRecord,
 } from '@trellis/store';
 import type { SecretKeyring } from '../profiles/secret-keyring.js';
 import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
@@ -70,6 +70,14 @@ interface Snapshot {
   access: RemoteAccess;
   head: string;
   remote: Map<string, string>;
+}
+
+/** A pull's decision for one item: the file to write (null: delete), the state to record, how it is reported. */
+interface PullPlan {
+  verdict?: 'synced' | 'modified' | 'conflicts';
+  write?: string | null;
+  /** `agree`: both sides now hold the repository's text; `drop`: the entry goes; a row: recorded as is. */
+  state?: 'agree' | 'drop' | Pick<SyncItemRecord, 'syncedHash' | 'remoteHash' | 'syncedCommit'>;
 }
 
 const keyOf = (ref: ItemRef): string => `${ref.kind}:${ref.name}`;
@@ -266,53 +274,59 @@ export class SyncService {
         items.push({ ...ref, itemId: itemIdOf(ref), local: undefined, row: undefined });
       }
       const result = { synced: [] as string[], modified: [] as string[], conflicts: [] as string[] };
-      for (const item of items) {
-        const verdict = await this.pullItem(snap, item);
-        if (verdict !== undefined) result[verdict].push(item.itemId);
-      }
+      const plans = items.map((item) => ({ item, plan: this.planPull(snap, item) }));
+      for (const { item, plan } of plans) if (plan.verdict !== undefined) result[plan.verdict].push(item.itemId);
+      await this.applyPull(snap, plans);
       await recordSyncedCommit(this.deps.db, snap.head);
       if (actor !== undefined) await recordAudit(this.deps.db, actor, { type: 'sync.pulled', message: `pulled ${snap.settings.branch} at ${snap.head.slice(0, 12)}`, data: { commit: snap.head, ...result } });
       return this.outcome(`pulled ${snap.head.slice(0, 12)}: ${result.synced.length} synced, ${result.modified.length} modified here, ${result.conflicts.length} in conflict`, result);
     });
   }
 
-  private async pullItem(snap: Snapshot, item: Item): Promise<'synced' | 'modified' | 'conflicts' | undefined> {
+  /** What a pull does with one item, decided from the three versions before anything is written. */
+  private planPull(snap: Snapshot, item: Item): PullPlan {
     const remote = snap.remote.get(keyOf(item));
-    const remoteHash = hashOf(remote);
+    const remoteHash = hashOf(remote) ?? null;
     const localHash = hashOf(item.local);
     const row = item.row;
-    const agree = async (content: string): Promise<'synced'> => {
-      await this.agreed(item, content, snap.head);
-      return 'synced';
-    };
+    // Both sides hold the repository's text: the state says so (unless it already does).
+    const agree = (write?: string | null): PullPlan => ({
+      verdict: 'synced',
+      ...(write !== undefined ? { write } : {}),
+      ...(remote === undefined ? { state: 'drop' } : row?.syncedHash !== remoteHash || row?.remoteHash !== remoteHash ? { state: 'agree' } : {}),
+    });
     if (row === undefined) {
-      if (remote === undefined) return undefined;
-      if (item.local === undefined) {
-        await this.write(item, remote);
-        return agree(remote);
-      }
-      if (localHash === remoteHash) return agree(remote);
-      await putSyncItem(this.deps.db, { kind: item.kind, name: item.name, syncedHash: null, remoteHash: remoteHash ?? null, syncedCommit: snap.head });
-      return 'conflicts';
+      if (remote === undefined) return {};
+      if (item.local === undefined) return agree(remote);
+      if (localHash === remoteHash) return agree();
+      return { verdict: 'conflicts', state: { syncedHash: null, remoteHash, syncedCommit: snap.head } };
     }
-    if (localHash === remoteHash) {
-      if (remote === undefined) {
-        await deleteSyncItem(this.deps.db, item.kind, item.name);
-        return undefined;
-      }
-      return agree(remote);
+    if (localHash === remoteHash) return remote === undefined ? { state: 'drop' } : agree();
+    if (localHash === row.syncedHash) return agree(remote ?? null);
+    const state = { ...row, remoteHash };
+    if (item.local === undefined) return { state };
+    return { verdict: remoteHash === row.syncedHash ? 'modified' : 'conflicts', state };
+  }
+
+  /**
+   * Writes what the plans decided: the files of each kind in one transaction (one change for
+   * every coordinator to catch up on), then the state in one transaction.
+   */
+  private async applyPull(snap: Snapshot, plans: Array<{ item: Item; plan: PullPlan }>): Promise<void> {
+    for (const kind of ['dag', 'doc'] as const) {
+      const ofKind = plans.filter(({ item, plan }) => item.kind === kind && plan.write !== undefined);
+      const puts = ofKind.flatMap(({ item, plan }) => (typeof plan.write === 'string' ? [{ name: item.name, content: plan.write }] : []));
+      await this.cache(kind).putMany(puts, SYNC_WRITER);
+      for (const { item, plan } of ofKind) if (plan.write === null) await this.cache(kind).delete(item.name, SYNC_WRITER);
     }
-    if (localHash === row.syncedHash) {
-      await this.write(item, remote);
-      if (remote === undefined) {
-        await deleteSyncItem(this.deps.db, item.kind, item.name);
-        return 'synced';
+    await this.deps.db.transaction(async (tx) => {
+      for (const { item, plan } of plans) {
+        const content = snap.remote.get(keyOf(item));
+        if (plan.state === 'drop') await deleteSyncItem(tx, item.kind, item.name);
+        else if (plan.state === 'agree' && content !== undefined) await this.agreed(item, content, snap.head, tx);
+        else if (typeof plan.state === 'object') await putSyncItem(tx, { kind: item.kind, name: item.name, syncedHash: plan.state.syncedHash, remoteHash: plan.state.remoteHash, syncedCommit: plan.state.syncedCommit });
       }
-      return agree(remote);
-    }
-    await putSyncItem(this.deps.db, { ...row, remoteHash: remoteHash ?? null });
-    if (item.local === undefined) return undefined;
-    return remoteHash === row.syncedHash ? 'modified' : 'conflicts';
+    });
   }
 
   /** The item an id names, as this side and the state have it; 400 for an id that names nothing valid, 404 for one unknown here. */
@@ -368,10 +382,10 @@ export class SyncService {
    * Both sides hold `content` as of `commit`. For a DAG the commit is also noted against the
    * text's hash, so a run of this exact definition names the commit it came from.
    */
-  private async agreed(ref: ItemRef, content: string, commit: string): Promise<void> {
+  private async agreed(ref: ItemRef, content: string, commit: string, q: Queryable = this.deps.db): Promise<void> {
     const hash = contentHash(content);
-    await putSyncItem(this.deps.db, { kind: ref.kind, name: ref.name, syncedHash: hash, remoteHash: hash, syncedCommit: commit });
-    if (ref.kind === 'dag') await recordSyncedSpec(this.deps.db, hash, commit);
+    await putSyncItem(q, { kind: ref.kind, name: ref.name, syncedHash: hash, remoteHash: hash, syncedCommit: commit });
+    if (ref.kind === 'dag') await recordSyncedSpec(q, hash, commit);
   }
 
   private remoteFailure(error: unknown): never {

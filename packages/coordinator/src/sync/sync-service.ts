@@ -62,6 +62,8 @@ export interface SyncServiceDeps {
   /** The bare clone (a cache) under the data directory. */
   gitdir: string;
   logger: Logger;
+  /** The server's `writeDags` setting (the contract's `write_dags` permission). */
+  writeDags: boolean;
 }
 
 /** The local files, the repository's and the state of one sync step, read before anything is written. */
@@ -116,8 +118,13 @@ export class SyncService {
     return settings.enabled && !settings.pushEnabled;
   }
 
-  /** The gate of API writes to DAGs and documents: refused (403) in read-only mode. */
+  private requireWriteDags(): void {
+    if (!this.deps.writeDags) throw new ForbiddenError('writing DAGs and documents is turned off on this server (writeDags: false, SVC_WRITE_DAGS)');
+  }
+
+  /** The gate of API writes to DAGs and documents: refused (403) with writeDags off or in read-only mode. */
   async requireWritable(): Promise<void> {
+    this.requireWriteDags();
     if (await this.readOnly()) throw new ForbiddenError('repository sync is in read-only mode (pushEnabled: false): change DAGs and documents in the repository and pull them');
   }
 
@@ -258,6 +265,8 @@ export class SyncService {
    * (left alone). Everything is read before the first write.
    */
   async pull(actor: Actor | undefined): Promise<SyncOutcome> {
+    // Auto-sync (no actor) is how a server with API writes turned off takes its DAGs in.
+    if (actor !== undefined) this.requireWriteDags();
     return this.exclusive(async () => {
       let snap: Snapshot;
       try {

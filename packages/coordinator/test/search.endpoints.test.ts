@@ -7,7 +7,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
+import type { Actor } from '@trellis/coordinator';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+
+/** Who the documents written directly through the service are by (the audit trail names it). */
+const TESTER: Actor = { kind: 'user', id: 'tester', name: 'tester' };
 
 type Json = Record<string, unknown>;
 interface Match {
@@ -65,9 +69,9 @@ before(async () => {
   writeFileSync(join(docsA, '.hidden', 'secret.md'), 'an imported-word\n');
   a = await startTestCoordinator('search_a', DAGS, { docsDir: docsA }, { db: opened.db });
   b = await startTestCoordinator('search_b', {}, {}, { db: opened.second !== undefined ? await opened.second() : opened.db });
-  await a.coordinator.documents.create('tester', 'runbooks/deploy', '---\ntitle: Deploying safely\n---\n# Deploy\nCheck the NEEDLE first.\nthen the needle again\n');
-  await a.coordinator.documents.create('tester', 'notes', 'plain text, no match\n');
-  await a.coordinator.documents.create('tester', 'oncall', 'who holds the pager\nneedle in a haystack\n');
+  await a.coordinator.documents.create(TESTER, 'runbooks/deploy', '---\ntitle: Deploying safely\n---\n# Deploy\nCheck the NEEDLE first.\nthen the needle again\n');
+  await a.coordinator.documents.create(TESTER, 'notes', 'plain text, no match\n');
+  await a.coordinator.documents.create(TESTER, 'oncall', 'who holds the pager\nneedle in a haystack\n');
 });
 
 after(async () => {
@@ -248,9 +252,9 @@ describe('the index follows changes', () => {
     assert.deepEqual(fileNames((await get(a, '/search/dags?q=fresh-word')).json), ['delta2']);
     assert.equal((await a.call('DELETE', '/dags/delta2')).status, 204);
     assert.deepEqual(fileNames((await get(a, '/search/dags?q=fresh-word')).json), []);
-    await a.coordinator.documents.update('tester', 'notes', 'now with a fresh-word\n');
+    await a.coordinator.documents.update(TESTER, 'notes', 'now with a fresh-word\n');
     assert.deepEqual(docIds((await get(a, '/search/docs?q=fresh-word')).json), ['notes']);
-    await a.coordinator.documents.rename('tester', 'notes', 'archive/notes');
+    await a.coordinator.documents.rename(TESTER, 'notes', 'archive/notes');
     assert.deepEqual(docIds((await get(a, '/search/docs?q=fresh-word')).json), ['archive/notes']);
   });
 
@@ -260,9 +264,9 @@ describe('the index follows changes', () => {
     assert.equal((await b.call('PUT', '/dags/gamma/spec', { spec: 'steps:\n  - name: s\n    command: echo changed-on-b\n' })).status, 200);
     await within(PROPAGATION_MS, 'A finds the edit made on B', async () => fileNames((await get(a, '/search/dags?q=changed-on-b')).json).includes('gamma'));
     await within(PROPAGATION_MS, 'A no longer finds the old text', async () => !fileNames((await get(a, '/search/dags?q=needle')).json).includes('gamma'));
-    await b.coordinator.documents.create('tester', 'from-b', 'written on b\n');
+    await b.coordinator.documents.create(TESTER, 'from-b', 'written on b\n');
     await within(PROPAGATION_MS, 'A finds the document created on B', async () => docIds((await get(a, '/docs/search?q=WRITTEN ON B')).json).includes('from-b'));
-    await b.coordinator.documents.delete('tester', 'oncall');
+    await b.coordinator.documents.delete(TESTER, 'oncall');
     await within(PROPAGATION_MS, 'A forgets the document deleted on B', async () => !docIds((await get(a, '/search/docs?q=haystack')).json).includes('oncall'));
   });
 });

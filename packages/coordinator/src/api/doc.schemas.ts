@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_DOCUMENT_ID_LENGTH } from '../documents/document-id.js';
+import { isValidDocumentId, MAX_DOCUMENT_ID_LENGTH } from '../documents/document-id.js';
 import type { DocTreeNode } from '../documents/document-listing.js';
 import { paginationQuery, paginationSchema } from './pagination.js';
 
@@ -16,6 +16,14 @@ export const listDocsQuery = paginationQuery.extend({
 });
 
 export const docPathQuery = z.object({ path: documentId('path').describe('The document id: its path under the docs directory without `.md`') });
+
+/**
+ * A document id checked against the contract's rule at the edge, for routes (search) that do
+ * not go through the document service's check.
+ */
+export const validDocumentPath = documentId('path')
+  .refine(isValidDocumentId, `path must be a document id: at most ${MAX_DOCUMENT_ID_LENGTH} characters of path segments that start with a letter or digit ([a-zA-Z0-9_. -])`)
+  .describe('The document id');
 
 export const createDocBody = z.object({ id: documentId('id'), content: z.string({ error: 'content is required' }) });
 

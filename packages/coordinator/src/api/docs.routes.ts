@@ -42,7 +42,7 @@ export function docRoutes(docs: DocumentStore): AnyRoute[] {
       successStatus: 201,
       errors: [409],
       handler: async (ctx) => {
-        const created = await docs.create(actorOf(ctx).name, ctx.body.id, ctx.body.content);
+        const created = await docs.create(actorOf(ctx), ctx.body.id, ctx.body.content);
         return { message: `document ${created.id} created` };
       },
     }),
@@ -69,7 +69,7 @@ export function docRoutes(docs: DocumentStore): AnyRoute[] {
       body: updateDocBody,
       response: documentSchema,
       errors: [404],
-      handler: (ctx) => docs.update(actorOf(ctx).name, ctx.query.path, ctx.body.content),
+      handler: (ctx) => docs.update(actorOf(ctx), ctx.query.path, ctx.body.content),
     }),
     defineRoute({
       tag,
@@ -82,7 +82,7 @@ export function docRoutes(docs: DocumentStore): AnyRoute[] {
       response: NO_CONTENT,
       successStatus: 204,
       errors: [404],
-      handler: (ctx) => docs.delete(actorOf(ctx).name, ctx.query.path),
+      handler: (ctx) => docs.delete(actorOf(ctx), ctx.query.path),
     }),
     defineRoute({
       tag,
@@ -95,7 +95,7 @@ export function docRoutes(docs: DocumentStore): AnyRoute[] {
       body: renameDocBody,
       response: documentSchema,
       errors: [404, 409],
-      handler: (ctx) => docs.rename(actorOf(ctx).name, ctx.query.path, ctx.body.newPath),
+      handler: (ctx) => docs.rename(actorOf(ctx), ctx.query.path, ctx.body.newPath),
     }),
   ];
 }

@@ -88,6 +88,7 @@ export const runDetailsSchema = z
     ...runDetailFields,
     nodes: z.array(nodeSchema),
     handlers: z.record(z.string(), nodeSchema).describe('Handler nodes by kind (init, success, failure, abort, wait, exit) once they ran'),
+    gitCommit: z.string().describe('The repository commit the definition this run executes came from, when repository sync brought or published that exact text; empty otherwise'),
   })
   .meta({ id: 'DagRunDetails' });
 

@@ -1,15 +1,10 @@
 import { z } from 'zod';
 import { DAG_FILE_NAME } from '@trellis/core';
 import { defineRoute, type AnyRoute } from '../http/routes.js';
-import { isValidDocumentId, MAX_DOCUMENT_ID_LENGTH } from '../documents/document-id.js';
+import { validDocumentPath } from './doc.schemas.js';
 import { PREVIEW_MATCHES, type SearchQueries } from '../search/search-queries.js';
 import { dagSearchSchema } from './dag.schemas.js';
 import { docSearchPageSchema, docsSearchSchema, dagSearchPageSchema, matchPageQuery, matchPageSchema, resultPageQuery, searchText } from './search.schemas.js';
-
-const documentPath = z
-  .string({ error: 'path is required' })
-  .refine(isValidDocumentId, `path must be a document id: at most ${MAX_DOCUMENT_ID_LENGTH} characters of path segments that start with a letter or digit ([a-zA-Z0-9_. -])`)
-  .describe('The document id');
 
 function searchDags(search: SearchQueries): AnyRoute {
   return defineRoute({
@@ -64,7 +59,7 @@ function docMatches(search: SearchQueries): AnyRoute {
     summary: 'More matching lines of one document, 20 a page',
     tag: 'search',
     response: matchPageSchema,
-    query: matchPageQuery.extend({ path: documentPath }),
+    query: matchPageQuery.extend({ path: validDocumentPath }),
     errors: [404],
     handler: ({ query }) => Promise.resolve(search.docMatches(query.path, query)),
   });

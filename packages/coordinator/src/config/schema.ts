@@ -175,6 +175,12 @@ export const serverConfigSchema = z.strictObject({
    * DAG): a schedule entry with `profile` is active only when it names this one. Default: none.
    */
   defaultProfile: z.string().regex(PROFILE_NAME, 'must be a profile name (lowercase letters, digits, ".", "_", "-")').optional(),
+  /**
+   * The contract's server-level `write_dags` permission: false refuses every API write to DAG
+   * definitions and documents, and API-requested sync pulls, whatever the caller's role (the DAGs
+   * directory and auto-sync stay the ways in).
+   */
+  writeDags: z.boolean().default(true),
   /** `/metrics`: answered to anyone (`public`) or only with credentials (`private`). */
   metrics: z.enum(['public', 'private']).default('public'),
 });
@@ -223,6 +229,7 @@ export const ENV_KEYS: Record<string, { key: ConfigKey; kind: 'string' | 'int' |
   SVC_LOG_LEVEL: { key: 'logLevel', kind: 'string' },
   SVC_LOG_FORMAT: { key: 'logFormat', kind: 'string' },
   SVC_METRICS: { key: 'metrics', kind: 'string' },
+  SVC_WRITE_DAGS: { key: 'writeDags', kind: 'bool' },
   SVC_SECRETS_KEY: { key: 'secretsKey', kind: 'string' },
   SVC_SECRETS_KEY_FILE: { key: 'secretsKeyFile', kind: 'string' },
   SVC_SECRETS_PREVIOUS_KEYS: { key: 'secretsPreviousKeys', kind: 'list' },

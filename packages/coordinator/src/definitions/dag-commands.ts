@@ -15,6 +15,8 @@ export interface DagCommandDeps {
   index: DagIndex;
   runs: RunService;
   schedule: DagSchedule;
+  /** Refuses definition changes while they would diverge from the repository (sync's read-only mode). */
+  requireWritable(): Promise<void>;
 }
 
 /** The DAG created without a spec: one step that echoes. */
@@ -38,6 +40,7 @@ export class DagCommands {
     if (!isValidDagFileName(name)) throw new BadRequestError('Invalid DAG name format', { name });
     const { errors } = loadDag(spec, { fileName: name });
     if (errors.length > 0) throw new BadRequestError(`invalid spec: ${errors.join('; ')}`, { errors });
+    await this.deps.requireWritable();
     if ((await this.deps.dags.create(name, spec, actor.name)) === undefined) throw new AlreadyExistsError('DAG already exists', { name });
     await this.audit(actor, 'dag.created', name, `created DAG ${name}`);
     return { name };
@@ -49,6 +52,7 @@ export class DagCommands {
     requireDag(this.deps.index, fileName);
     const { errors } = this.deps.index.parse(spec, fileName);
     if (errors.length > 0) return { errors };
+    await this.deps.requireWritable();
     if ((await this.deps.dags.update(fileName, spec, actor.name)) === undefined) throw new NotFoundError('DAG not found', { fileName });
     await this.audit(actor, 'dag.updated', fileName, `updated the spec of DAG ${fileName}`);
     return { errors: [] };
@@ -57,6 +61,7 @@ export class DagCommands {
   /** Moves a definition to a free file name in one transaction, so two coordinators never both take a name. */
   async rename(actor: Actor, fileName: string, newFileName: string): Promise<{ fileName: string }> {
     if (!isValidDagFileName(newFileName)) throw new BadRequestError('Invalid new file name format', { newFileName });
+    await this.deps.requireWritable();
     const outcome = await this.deps.dags.rename(fileName, newFileName, actor.name);
     if (!outcome.renamed && outcome.reason === 'missing') throw new NotFoundError('DAG not found', { fileName });
     if (!outcome.renamed) throw new AlreadyExistsError('a DAG with that file name already exists', { newFileName });
@@ -66,6 +71,7 @@ export class DagCommands {
   }
 
   async remove(actor: Actor, fileName: string): Promise<void> {
+    await this.deps.requireWritable();
     if ((await this.deps.dags.delete(fileName, actor.name)) === undefined) throw new NotFoundError('DAG not found', { fileName });
     await this.audit(actor, 'dag.deleted', fileName, `deleted DAG ${fileName}`);
     await this.retireWebhook(actor, fileName);

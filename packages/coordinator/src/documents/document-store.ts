@@ -3,6 +3,16 @@ import { AlreadyExistsError, BadRequestError, NotFoundError } from '@trellis/cor
 import type { StoredFile } from '@trellis/store';
 import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import { isValidDocumentId, MAX_DOCUMENT_ID_LENGTH } from './document-id.js';
+import type { Actor } from '../auth/principal.js';
+
+/**
+ * What every document write answers to beside the id rule: whether writes are allowed now
+ * (refused in sync's read-only mode), and the audit trail that records each one.
+ */
+export interface DocumentWriteRules {
+  requireWritable(): Promise<void>;
+  record(actor: Actor, type: string, message: string, data: Record<string, unknown>): Promise<void>;
+}
 
 export interface DocumentSummary {
   id: string;
@@ -48,20 +58,23 @@ function toDocument(file: StoredFile & { content: string }): StoredDocument {
  * The documents of the contract's Documents section, stored in the database (shared by every
  * coordinator) and mirrored to the docs directory, with files written there by runs imported.
  * Reads of one document and every write are exact; the list reads the cache. Of the contract's
- * write rules, the role is the route's `dags:write`; "sync not in read-only mode" holds while no
- * repository sync exists, and becomes a check here when it does.
+ * write rules, the role is the route's `dags:write`; "sync not in read-only mode" and the audit
+ * record of every write are the write rules given (none in tests of the store alone).
  */
 export class DocumentStore {
   constructor(
     private readonly docs: StoredKindCache,
     /** This coordinator's docs directory; none when it keeps no copy (an empty `docsDir`). */
     private readonly paths?: DocumentPaths,
+    private readonly rules?: DocumentWriteRules,
   ) {}
 
-  async create(by: string, id: string, content: string): Promise<StoredDocument> {
+  async create(by: Actor, id: string, content: string): Promise<StoredDocument> {
     await this.requireId(id, 'id');
-    const file = await this.docs.create(id, content, by);
+    await this.rules?.requireWritable();
+    const file = await this.docs.create(id, content, by.name);
     if (file?.content == null) throw new AlreadyExistsError('document already exists', { id });
+    await this.rules?.record(by, 'doc.created', `created document ${id}`, { id });
     return toDocument({ ...file, content: file.content });
   }
 
@@ -73,24 +86,30 @@ export class DocumentStore {
     return toDocument({ ...file, content: file.content });
   }
 
-  async update(by: string, id: string, content: string): Promise<StoredDocument> {
+  async update(by: Actor, id: string, content: string): Promise<StoredDocument> {
     await this.requireId(id, 'path');
-    const file = await this.docs.update(id, content, by);
+    await this.rules?.requireWritable();
+    const file = await this.docs.update(id, content, by.name);
     if (file?.content == null) throw new NotFoundError('document not found', { path: id });
+    await this.rules?.record(by, 'doc.updated', `updated document ${id}`, { id });
     return toDocument({ ...file, content: file.content });
   }
 
-  async delete(by: string, id: string): Promise<void> {
+  async delete(by: Actor, id: string): Promise<void> {
     await this.requireId(id, 'path');
-    if ((await this.docs.delete(id, by)) === undefined) throw new NotFoundError('document not found', { path: id });
+    await this.rules?.requireWritable();
+    if ((await this.docs.delete(id, by.name)) === undefined) throw new NotFoundError('document not found', { path: id });
+    await this.rules?.record(by, 'doc.deleted', `deleted document ${id}`, { id });
   }
 
-  async rename(by: string, id: string, newId: string): Promise<StoredDocument> {
+  async rename(by: Actor, id: string, newId: string): Promise<StoredDocument> {
     await this.requireId(id, 'path');
     await this.requireId(newId, 'newPath');
-    const outcome = await this.docs.rename(id, newId, by);
+    await this.rules?.requireWritable();
+    const outcome = await this.docs.rename(id, newId, by.name);
     if (!outcome.renamed && outcome.reason === 'missing') throw new NotFoundError('document not found', { path: id });
     if (!outcome.renamed) throw new AlreadyExistsError('a document with that path already exists', { newPath: newId });
+    await this.rules?.record(by, 'doc.renamed', `renamed document ${id} to ${newId}`, { id, newPath: newId });
     return toDocument({ ...outcome.target, content: outcome.target.content ?? '' });
   }
 

@@ -19,6 +19,7 @@ import { workspaceRoutes } from '../api/workspaces.routes.js';
 import { profileRoutes } from '../api/profiles.routes.js';
 import { docRoutes } from '../api/docs.routes.js';
 import { searchRoutes } from '../api/search.routes.js';
+import { syncRoutes } from '../api/sync.routes.js';
 import { SearchQueries } from '../search/search-queries.js';
 import { DagCommands } from '../definitions/dag-commands.js';
 import { DagQueries } from '../definitions/dag-queries.js';
@@ -44,7 +45,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...resourceRoutes(parts.resources),
     ...eventRoutes(new EventLog(db)),
     ...streamRoutes(parts.runEvents, new LogFollow({ db, queries, followers: parts.logFollowers, logger: parts.logger })),
-    ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler }) }),
+    ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler, requireWritable: () => parts.sync.requireWritable() }) }),
     ...schedulerRoutes({ pause: new SchedulerPause(db) }),
     ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor, profiles: parts.profiles }), queries }),
     ...workerRoutes(new ConnectedWorkers(parts.registry, parts.workerHandlers !== undefined)),
@@ -55,5 +56,6 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...profileRoutes(parts.profiles),
     ...docRoutes(parts.documents),
     ...searchRoutes(new SearchQueries(parts.search, index)),
+    ...syncRoutes(parts.sync, parts.autoSync),
   ];
 }

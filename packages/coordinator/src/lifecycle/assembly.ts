@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { join } from 'node:path';
 import { releaseLease, type Db } from '@trellis/store';
 import { DagFiles } from '../definitions/dag-files.js';
 import { BASE_CONFIG_NAME, DagIndex } from '../definitions/dag-index.js';
@@ -9,6 +10,9 @@ import { SingleFile } from '../stored-files/single-file.js';
 import { DocFiles } from '../documents/doc-files.js';
 import { DocumentStore } from '../documents/document-store.js';
 import { SearchIndex } from '../search/search-index.js';
+import { SyncService } from '../sync/sync-service.js';
+import { AutoSync } from '../sync/auto-sync.js';
+import { recordAudit } from '../auth/audit.js';
 import { Dispatcher } from '../admission/dispatcher.js';
 import { QueueLimits } from '../admission/placement.js';
 import { RemotePollers } from '../admission/remote-pollers.js';
@@ -57,6 +61,9 @@ export interface CoordinatorParts {
   documents: DocumentStore;
   /** DAG specs and documents as search reads them, following the same change feeds. */
   search: SearchIndex;
+  /** Repository sync of DAGs and documents, and its read-only gate on API writes. */
+  sync: SyncService;
+  autoSync: AutoSync;
   globalQueues: Map<string, number>;
   queueLimits: QueueLimits;
   registry: WorkerRegistry;
@@ -121,6 +128,8 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   // Seals profile secrets, and the inputs of runs that carry secrets.
   const keyring = openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger);
   const profiles = new ProfileService(db, keyring);
+  // The sync token is sealed with the same keyring; the clone under the data directory is a cache.
+  const sync = new SyncService({ db, keyring, dags: storedFiles.dag, docs: storedFiles.doc, gitdir: join(config.dataDir, 'sync', 'repository.git'), logger, writeDags: config.writeDags });
   const executor = new LocalExecutor({
     db,
     logFollowers,
@@ -168,8 +177,13 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     storedFiles,
     mirrors: directoryMirrors(config, logger, db, storedFiles, docFiles),
     index,
-    documents: new DocumentStore(storedFiles.doc, docFiles),
+    documents: new DocumentStore(storedFiles.doc, docFiles, {
+      requireWritable: () => sync.requireWritable(),
+      record: (actor, type, message, data) => recordAudit(db, actor, { type, message, data }),
+    }),
     search: new SearchIndex(index, storedFiles.doc),
+    sync,
+    autoSync: new AutoSync(sync, logger),
     globalQueues,
     queueLimits,
     registry,

@@ -118,6 +118,9 @@ export class CoordinatorLifecycle {
     const server = await this.startHttp(parts, access, options.checkResponses ?? false);
     this.startAdmission(parts);
     await this.startScheduler(parts);
+    // After the index and the API: a start-up pull writes definitions every part then sees.
+    this.opened.push('auto-sync', () => parts.autoSync.stop());
+    await parts.autoSync.start();
     const stopRetention = startRetention({
       db,
       logger,

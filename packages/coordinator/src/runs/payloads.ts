@@ -36,8 +36,8 @@ export function runSummary(run: RunRecord | RunSummaryRecord, conditions?: Queue
   };
 }
 
-/** Details: the summary plus nodes (and handler nodes by kind). */
-export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: QueuedCondition[]) {
+/** Details: the summary plus nodes (and handler nodes by kind), and the git commit of a definition that came from repository sync. */
+export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: QueuedCondition[], gitCommit = '') {
   const steps = nodes.filter((n) => n.kind === 'step').map((n) => n.data);
   const handlers = Object.fromEntries(nodes.filter((n) => n.kind === 'handler').map((n) => [n.stepName, n.data]));
   return {
@@ -48,5 +48,6 @@ export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: Queued
     profileEntries: run.profileEntries.map((e) => ({ key: e.key, kind: e.kind, layer: e.layer })),
     nodes: steps,
     handlers,
+    gitCommit,
   };
 }

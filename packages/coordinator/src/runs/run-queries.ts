@@ -1,5 +1,5 @@
 import { isTerminalRunStatus, NotFoundError } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRuns, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRuns, syncedSpecCommit, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { EMPTY_LOG_PAGE, readEndedTail, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
@@ -80,7 +80,7 @@ export class RunQueries {
   }
 
   async detailsOf(run: RunRecord) {
-    return runDetails(run, await getNodes(this.deps.db, run.id), await this.deps.runs.conditionsFor(run));
+    return runDetails(run, await getNodes(this.deps.db, run.id), await this.deps.runs.conditionsFor(run), (await syncedSpecCommit(this.deps.db, run.specHash)) ?? '');
   }
 
   /** The collected outputs of a run; the empty document when it stored none. */

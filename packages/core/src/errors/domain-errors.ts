@@ -58,6 +58,30 @@ export class TimeoutError extends TrellisError {
   }
 }
 
+/** Where a repository sync item's remote version changed since it was last synced: what changed it, for the 409 body. */
+export interface SyncConflict {
+  itemId: string;
+  remoteCommit: string;
+  remoteAuthor: string;
+  remoteMessage: string;
+}
+
+/** A sync publish or move refused because someone else changed the item in the repository (409, `already_exists`: the contract has no conflict code). */
+export class SyncConflictError extends TrellisError {
+  readonly kind = 'already_exists';
+
+  constructor(
+    message: string,
+    readonly conflict: SyncConflict,
+  ) {
+    super(message);
+  }
+
+  override bodyExtras(): Record<string, unknown> {
+    return { ...this.conflict };
+  }
+}
+
 /** A dependency (the database, the worker fleet) cannot serve now; the caller may retry. */
 export class ServiceUnavailableError extends TrellisError {
   readonly kind = 'service_unavailable';

@@ -24,6 +24,8 @@ import { sql as profiles } from './0023_profiles.js';
 import { sql as webhookProfiles } from './0024_webhook_profiles.js';
 import { sql as runProfileEntries } from './0026_run_profile_entries.js';
 import { sql as sealedRunSecretParams } from './0027_sealed_run_secret_params.js';
+import { sql as syncState } from './0028_sync_state.js';
+import { sql as syncedSpecs } from './0029_synced_specs.js';
 import { sql as nodeEvents } from './0030_node_events.js';
 
 interface Migration {
@@ -57,6 +59,8 @@ export const MIGRATIONS: Migration[] = [
   { version: 24, name: '0024_webhook_profiles', sql: webhookProfiles },
   { version: 26, name: '0026_run_profile_entries', sql: runProfileEntries },
   { version: 27, name: '0027_sealed_run_secret_params', sql: sealedRunSecretParams },
+  { version: 28, name: '0028_sync_state', sql: syncState },
+  { version: 29, name: '0029_synced_specs', sql: syncedSpecs },
   { version: 30, name: '0030_node_events', sql: nodeEvents },
 ];
 

@@ -24,4 +24,5 @@ export type { ApiKeyResolver } from './auth/authenticator.js';
 export type { Authenticate } from './http/access-control.js';
 export { ProfileService, type LayerAddress, type ProfileView, type ResolvedEntry, type ResolvedProfile, type RotationResult } from './profiles/profile-service.js';
 export { SecretKeyring, openSecretKeyring, keyIdOf, GENERATED_KEY_FILE } from './profiles/secret-keyring.js';
+export { SYNC_TOKEN_SECRET_ID } from './sync/sync-token-id.js';
 export { WorkspaceService, type WorkspaceView } from './profiles/workspace-service.js';

@@ -20,6 +20,10 @@ describe('writeDags: false (the contract\'s server-level write_dags permission t
       await locked.call('PUT', '/dags/hand-made/spec', { spec: 'steps:\n  - echo changed\n' }),
       await locked.call('DELETE', '/dags/hand-made'),
       await locked.call('POST', '/sync/pull'),
+      await locked.call('POST', '/sync/publish-all', {}),
+      await locked.call('POST', `/sync/items/${encodeURIComponent('hand-made')}/discard`),
+      await locked.call('POST', '/sync/delete-missing', {}),
+      await locked.call('POST', '/sync/cleanup'),
     ];
     for (const answer of denied) {
       assert.equal(answer.status, 403, JSON.stringify(answer.json));

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { CAPABILITIES } from '@trellis/store';
-import { createSilentLogger, GENERATED_KEY_FILE, keyIdOf, openSecretKeyring, ProfileService, type Principal } from '@trellis/coordinator';
+import { CAPABILITIES, getSyncConfig } from '@trellis/store';
+import { createSilentLogger, GENERATED_KEY_FILE, keyIdOf, openSecretKeyring, ProfileService, SYNC_TOKEN_SECRET_ID, type Principal } from '@trellis/coordinator';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { captureLog } from './support/log-capture.js';
 
@@ -68,6 +68,20 @@ describe('secret store', () => {
     const rotated = await t.call('POST', '/secrets/rotate-key');
     assert.equal(rotated.status, 200, JSON.stringify(rotated.json));
     assert.deepEqual(rotated.json, { keyId: keyIdOf(Buffer.from(OLD, 'base64')), reencrypted: 0, remaining: { [keyIdOf(Buffer.from(NEW, 'base64'))]: 1 } });
+  });
+
+  test('rotation re-seals the repository sync token too: afterwards the new key alone opens it', async () => {
+    const saved = await t.call('PUT', '/sync/config', { enabled: false, repository: 'https://git.example.com/team/dags.git', branch: 'main', auth: { type: 'token', token: MARKER } });
+    assert.equal(saved.status, 200, JSON.stringify(saved.json));
+    const sealedBefore = (await getSyncConfig(t.coordinator.db))?.token;
+    assert.equal(sealedBefore?.keyId, keyIdOf(Buffer.from(OLD, 'base64')), 'sealed by the serving coordinator\'s key');
+    const result = await serviceWith(NEW, [OLD]).rotateKey(ADMIN);
+    assert.deepEqual([result.reencrypted, result.remaining], [1, {}]);
+    const token = (await getSyncConfig(t.coordinator.db))?.token;
+    assert.ok(token !== undefined);
+    const newOnly = openSecretKeyring({ current: NEW, previous: [] }, CAPABILITIES.postgres, t.dir, logger);
+    assert.equal(newOnly.open(token, SYNC_TOKEN_SECRET_ID), MARKER);
+    assert.ok(!Buffer.from(token.ciphertext).includes(MARKER));
   });
 
   test('no key with a PostgreSQL server: storing a secret is refused with a clear 503, variables still work', async () => {

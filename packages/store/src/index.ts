@@ -54,4 +54,4 @@ export {
   type StoredFile, type StoredFileWriter, type RenameOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';
-export { getSyncConfig, putSyncConfig, recordSyncedCommit, listSyncItems, putSyncItem, deleteSyncItem, withSyncLock, recordSyncedSpec, syncedSpecCommit, type SyncConfigRecord, type SyncItemRecord } from './sync/sync-state.js';
+export { getSyncConfig, putSyncConfig, resealSyncToken, recordSyncedCommit, listSyncItems, putSyncItem, deleteSyncItem, withSyncLock, recordSyncedSpec, syncedSpecCommit, type SyncConfigRecord, type SyncItemRecord } from './sync/sync-state.js';

@@ -258,7 +258,13 @@ export class WorkerDaemon {
   }
 
   private engineHost(): Promise<EngineHost> {
-    this.host ??= import('./tasks/engine-host.js').then(({ EngineHost }) => new EngineHost((message) => this.logger.error(message)));
+    // A failed load is not kept: the next task tries again instead of every task failing for good.
+    this.host ??= import('./tasks/engine-host.js')
+      .then(({ EngineHost }) => new EngineHost((message) => this.logger.error(message)))
+      .catch((error: unknown) => {
+        this.host = undefined;
+        throw error;
+      });
     return this.host;
   }
 

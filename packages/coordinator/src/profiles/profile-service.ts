@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError } from '@trellis/core';
 import {
-  deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError,
-  putSecret, putVariable, resealSecret, resealSecretParams, secretCountsByKey, secretParamsCountsByKey, secretParamsSealedWith, secretsSealedWith, updateProfile,
+  deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getSyncConfig, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError,
+  putSecret, putVariable, resealSecret, resealSecretParams, resealSyncToken, secretCountsByKey, secretParamsCountsByKey, secretParamsSealedWith, secretsSealedWith, updateProfile,
   type Db, type LayerRef, type ProfileEntryMeta, type Queryable, type ProfileChange, type ProfileEntryRecord, type ProfileRecord,
 } from '@trellis/store';
 import { recordAudit } from '../auth/audit.js';
@@ -10,6 +10,7 @@ import { runInputsAad } from '../runs/masked-params.js';
 import { roleGrants } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { SecretKeyring } from './secret-keyring.js';
+import { SYNC_TOKEN_SECRET_ID } from '../sync/sync-token-id.js';
 
 /** Where a request points: a named profile, the Global defaults, or a workspace's defaults (by workspace name). */
 export type LayerAddress = { scope: 'profile'; name: string } | { scope: 'global' } | { scope: 'workspace'; workspaceName: string };
@@ -250,11 +251,22 @@ export class ProfileService {
         await resealSecretParams(this.db, runId, { keyId: sealed.keyId, nonce: sealed.nonce }, this.keyring.seal(this.keyring.open(sealed, aad), aad));
       }
     }
+    reencrypted += await this.resealSyncToken(older);
     const counts = await secretCountsByKey(this.db);
     for (const [keyId, count] of Object.entries(await secretParamsCountsByKey(this.db))) counts[keyId] = (counts[keyId] ?? 0) + count;
+    const token = (await getSyncConfig(this.db))?.token;
+    if (token !== undefined) counts[token.keyId] = (counts[token.keyId] ?? 0) + 1;
     const remaining = Object.fromEntries(Object.entries(counts).filter(([id]) => id !== current));
     await recordAudit(this.db, actor, { type: 'secrets.key_rotated', message: `re-encrypted ${reencrypted} secrets under key ${current}`, data: { keyId: current, reencrypted, remaining } });
     return { keyId: current, reencrypted, remaining };
+  }
+
+  /** The repository sync token is a secret of the store too: sealed under an older key, it is re-sealed. */
+  private async resealSyncToken(older: string[]): Promise<number> {
+    const token = (await getSyncConfig(this.db))?.token;
+    if (token === undefined || !older.includes(token.keyId)) return 0;
+    const resealed = this.keyring.seal(this.keyring.open(token, SYNC_TOKEN_SECRET_ID), SYNC_TOKEN_SECRET_ID);
+    return (await resealSyncToken(this.db, token, resealed)) ? 1 : 0;
   }
 
   private async find(address: LayerAddress): Promise<ProfileRecord | undefined> {

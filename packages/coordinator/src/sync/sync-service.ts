@@ -6,6 +6,7 @@ import {
   type Db, type Queryable, type SyncConfigRecord, type SyncItemRecord,
 } from '@trellis/store';
 import type { SecretKeyring } from '../profiles/secret-keyring.js';
+import { SYNC_TOKEN_SECRET_ID } from './sync-token-id.js';
 import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { Actor } from '../auth/principal.js';
 import { recordAudit } from '../auth/audit.js';
@@ -14,8 +15,6 @@ import { GitRemote, RemoteError, type FileChanges, type RemoteAccess } from './g
 import { DEFAULT_SYNC_SETTINGS, syncSettingsSchema, type SyncSettings } from './sync-settings.js';
 import { itemIdOf, itemOfFile, parseItemId, relativeFileOf, statusOf, SYNC_STATUSES, type ItemRef, type SyncKind, type SyncStatus } from './sync-items.js';
 
-/** The id the sealed token is bound to (associated data), so it cannot be moved to another secret's row. */
-const TOKEN_SECRET_ID = 'sync-config-token';
 
 /** Who writes what a pull brings: recorded as the stored files' `updatedBy`. */
 const SYNC_WRITER = 'git-sync';
@@ -118,6 +117,7 @@ export class SyncService {
     return settings.enabled && !settings.pushEnabled;
   }
 
+  /** The contract's server-level `write_dags` permission, needed by every sync action that changes something. */
   private requireWriteDags(): void {
     if (!this.deps.writeDags) throw new ForbiddenError('writing DAGs and documents is turned off on this server (writeDags: false, SVC_WRITE_DAGS)');
   }
@@ -141,7 +141,7 @@ export class SyncService {
     const settings = parsed.data;
     if (settings.enabled && settings.repository === '') throw new BadRequestError('repository is required when sync is enabled');
     const record = await getSyncConfig(this.deps.db);
-    const token = input.auth?.type === 'none' ? null : input.auth?.token !== undefined && input.auth.token !== '' ? this.deps.keyring.seal(input.auth.token, TOKEN_SECRET_ID) : undefined;
+    const token = input.auth?.type === 'none' ? null : input.auth?.token !== undefined && input.auth.token !== '' ? this.deps.keyring.seal(input.auth.token, SYNC_TOKEN_SECRET_ID) : undefined;
     if (input.auth?.type === 'token' && token === undefined && record?.token === undefined) throw new BadRequestError('auth.token is required with auth.type token');
     await putSyncConfig(this.deps.db, settings, token);
     await recordAudit(this.deps.db, actor, { type: 'sync.config.updated', message: 'updated the repository sync settings', data: { repository: settings.repository, branch: settings.branch, enabled: settings.enabled, pushEnabled: settings.pushEnabled, tokenChanged: token !== undefined } });
@@ -149,7 +149,7 @@ export class SyncService {
   }
 
   private access(settings: SyncSettings, record: SyncConfigRecord | undefined): RemoteAccess {
-    const token = record?.token !== undefined ? this.deps.keyring.open(record.token, TOKEN_SECRET_ID) : undefined;
+    const token = record?.token !== undefined ? this.deps.keyring.open(record.token, SYNC_TOKEN_SECRET_ID) : undefined;
     return { url: settings.repository, branch: settings.branch, token };
   }
 
@@ -402,6 +402,7 @@ export class SyncService {
   }
 
   async publishItem(actor: Actor, itemId: string, message: string | undefined, force: boolean): Promise<SyncOutcome> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       const { item, status } = await this.item(itemId);
       if (status === 'missing') throw new BadRequestError(`${itemId} is missing here: delete it (POST /sync/items/{itemId}/delete) or discard to restore it`, { itemId });
@@ -426,6 +427,7 @@ export class SyncService {
 
   /** Publishes the named items, or every modified and untracked one, in one commit; items in conflict are listed, not published. */
   async publishAll(actor: Actor, message: string | undefined, itemIds: string[] | undefined): Promise<SyncOutcome> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       let snap: Snapshot;
       try {
@@ -467,6 +469,7 @@ export class SyncService {
 
   /** Back to the repository's version: this side's change is dropped (a missing item comes back). */
   async discard(actor: Actor, itemId: string): Promise<{ message: string }> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       const { item, status } = await this.item(itemId);
       if (status === 'untracked') throw new BadRequestError(`${itemId} is untracked: the repository has no version of it to go back to`, { itemId });
@@ -482,6 +485,7 @@ export class SyncService {
 
   /** Drops the state entry of a missing, untracked or conflicting item; synced and modified ones are refused. */
   async forget(actor: Actor, itemId: string): Promise<{ message: string }> {
+    this.requireWriteDags();
     const { item, status } = await this.item(itemId);
     if (status === 'synced' || status === 'modified') throw new BadRequestError(`${itemId} is ${status}: only missing, untracked or conflicting items can be forgotten`, { itemId, status });
     await deleteSyncItem(this.deps.db, item.kind, item.name);
@@ -491,6 +495,7 @@ export class SyncService {
 
   /** Removes the item from the repository (one commit), from this side and from the state. */
   async delete(actor: Actor, itemId: string, message: string | undefined, force: boolean): Promise<{ message: string }> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       const { item, status, settings } = await this.item(itemId);
       if (!settings.pushEnabled) throw new BadRequestError('repository sync is in read-only mode (pushEnabled: false): nothing is deleted from the repository', { itemId });
@@ -507,6 +512,7 @@ export class SyncService {
 
   /** Deletes from the repository every item that is missing here (one commit), and their state. */
   async deleteMissing(actor: Actor, message: string | undefined): Promise<{ deleted: string[]; message: string }> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       const snap = await this.snapshot(true).catch((error: unknown) => this.remoteFailure(error));
       const missing = (await this.items()).filter((item) => this.view(snap.settings, item)?.status === 'missing');
@@ -521,6 +527,7 @@ export class SyncService {
 
   /** Renames an item here and in the repository (one commit); a DAG stays a DAG and a document a document. */
   async move(actor: Actor, itemId: string, newItemId: string, message: string | undefined, force: boolean): Promise<{ message: string }> {
+    this.requireWriteDags();
     return this.exclusive(async () => {
       const target = parseItemId(newItemId);
       if (target === undefined) throw new BadRequestError('newItemId must be a DAG file name or docs/ and a document id', { newItemId });
@@ -542,6 +549,7 @@ export class SyncService {
 
   /** Drops the state entries of missing items; the repository is not touched. */
   async cleanup(actor: Actor): Promise<{ forgotten: string[]; message: string }> {
+    this.requireWriteDags();
     const missing = (await this.items()).filter((item) => item.row !== undefined && item.local === undefined);
     for (const item of missing) await deleteSyncItem(this.deps.db, item.kind, item.name);
     const forgotten = missing.map((item) => item.itemId);

@@ -53,6 +53,15 @@ export async function putSyncConfig(q: Queryable, settings: Record<string, unkno
   ]);
 }
 
+/** Replaces the sealed token if it is still the one `expected` names (a key rotation re-seals it). */
+export async function resealSyncToken(q: Queryable, expected: { keyId: string; nonce: Buffer }, sealed: SealedSecret): Promise<boolean> {
+  const rows = await q.query(
+    'UPDATE sync_config SET token_key_id = $3, token_nonce = $4, token_ciphertext = $5, token_auth_tag = $6 WHERE id = 1 AND token_key_id = $1 AND token_nonce = $2 RETURNING id',
+    [expected.keyId, expected.nonce, sealed.keyId, sealed.nonce, sealed.ciphertext, sealed.authTag],
+  );
+  return rows.length > 0;
+}
+
 export async function recordSyncedCommit(q: Queryable, commit: string): Promise<void> {
   await q.query('UPDATE sync_config SET last_sync_at = now(), last_sync_commit = $1 WHERE id = 1', [commit]);
 }

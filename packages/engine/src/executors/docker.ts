@@ -170,6 +170,8 @@ async function execIn(docker: Docker, container: Docker.Container, config: Conta
     killTimer = setTimeout(() => kill('KILL'), ctx.killAfterMs);
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
+  // A stop that landed while the exec was being set up still reaches the process.
+  if (ctx.signal.aborted) onAbort();
   try {
     await forward(docker, stream, stdout, stderr);
   } finally {
@@ -225,6 +227,8 @@ async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: S
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
+    // Stopped while the image was pulled or the container created: it never starts.
+    if (ctx.signal.aborted) return { exitCode: 1, stopped: true };
     if (startup === 'command') return await runAsCommand(docker, container, ctx);
     await container.start();
     await waitReady(container, config, ctx.signal);

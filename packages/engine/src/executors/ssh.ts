@@ -78,6 +78,7 @@ async function connect(target: SshTarget, signal: AbortSignal): Promise<Client> 
       client.end();
       reject(new Error('stopped while connecting'));
     };
+    if (signal.aborted) return reject(new Error('stopped while connecting'));
     signal.addEventListener('abort', onAbort, { once: true });
     client.once('ready', () => {
       signal.removeEventListener('abort', onAbort);
@@ -150,6 +151,9 @@ function runRemote(client: Client, ctx: StepExecutionContext, shell: string[] | 
         }, ctx.killAfterMs));
       };
       ctx.signal.addEventListener('abort', onAbort, { once: true });
+      // The remote command can start (and be stopped) before the client hears the exec succeeded;
+      // a listener added to an already aborted signal never fires.
+      if (ctx.signal.aborted) onAbort();
       channel.pipe(ctx.stdout, { end: false });
       channel.stderr.on('data', (chunk: Buffer) => stderr.write(chunk));
       channel.on('exit', (code: number | null, signal?: string) => {

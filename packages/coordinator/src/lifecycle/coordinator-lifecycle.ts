@@ -31,6 +31,8 @@ export interface Started {
   grpc?: GrpcServer;
 }
 
+const HTTP_KEEP_ALIVE_MS = 65_000;
+
 /** Why a listener could not open, naming the address; "address already in use" rather than errno text. */
 function listenError(what: string, host: string, port: number, error: Error): Error {
   const code = (error as NodeJS.ErrnoException).code;
@@ -41,6 +43,11 @@ function listenError(what: string, host: string, port: number, error: Error): Er
 async function listenHttp(app: ReturnType<typeof createHttpApp>, host: string, port: number): Promise<Server> {
   return new Promise((resolve, reject) => {
     const listening = app.listen(port, host);
+    // Node closes an idle keep-alive connection after 5 s, which races a client (or a load
+    // balancer idling at 60 s) that reuses it at that moment: the request fails with a reset.
+    // Idle connections outlive common balancer timeouts instead; shutdown closes them at once.
+    listening.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
+    listening.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
     listening.on('clientError', answerClientError);
     listening.once('listening', () => resolve(listening));
     listening.once('error', (error) => reject(listenError('HTTP', host, port, error)));

@@ -141,14 +141,17 @@ export class DirectoryMirror {
 
   /**
    * A database change reaches the file, unless the file already holds it (our own import, or a
-   * shared directory), or was edited by hand since the last agreement: that edit is newer, and
-   * its import (or the next start) settles it.
+   * shared directory), or was changed by hand since the last agreement: that change is newer, and
+   * its import (or the next start) settles it. A missing file counts as changed by hand only when
+   * the change is the content already agreed (our own import, announced after the file was
+   * deleted); writing it back would undo that delete.
    */
   private async writeOut({ name, content, contentHash: wanted }: StoredFile): Promise<void> {
     if (this.stopped) return;
     const onDisk = await this.files.read(name);
     const diskHash = onDisk !== undefined ? contentHash(onDisk.text) : null;
-    if (diskHash !== null && diskHash !== wanted && diskHash !== (this.agreed.get(name) ?? null)) return;
+    const agreed = this.agreed.get(name) ?? null;
+    if (diskHash !== wanted && (diskHash !== null ? diskHash !== agreed : wanted === agreed)) return;
     if (diskHash !== wanted) {
       if (content !== null) await this.files.write(name, content);
       else await this.files.remove(name);

@@ -90,15 +90,12 @@ describe('layeredLayout', () => {
     assert.deepEqual(layeredLayout([], [], OPTIONS), { width: 0, height: 0, nodes: [], edges: [] });
   });
 
-  test('200 steps in twenty ranks: no overlap, every edge points right, in milliseconds', () => {
+  // Its speed is the UI bench's run page with a 200-step graph, not a timed test.
+  test('200 steps in twenty ranks: no overlap, every edge points right', () => {
     const { names, edges } = wide();
-    layeredLayout(names, edges, OPTIONS); // compiled once, as a page that has laid out before
-    const started = performance.now();
     const laid = layeredLayout(names, edges, OPTIONS);
-    const ms = performance.now() - started;
     assertNoOverlap(laid);
     assert.equal(new Set(laid.nodes.map((n) => n.x)).size, 20);
     for (const e of laid.edges) assert.ok(position(laid, e.to).x > position(laid, e.from).x, `${e.from} -> ${e.to} points right`);
-    assert.ok(ms < 100, `the layout took ${ms.toFixed(1)} ms`);
   });
 });

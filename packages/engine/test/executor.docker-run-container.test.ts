@@ -1,28 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
-import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
 import { processesMatching, uniqueSleep } from './support/processes.js';
-import { startPodman, type PodmanService } from './support/podman.js';
+import { podmanForFile } from './support/podman.js';
+import { pollUntil } from './support/poll.js';
 
-let service: PodmanService;
-
-before(async () => {
-  service = await startPodman();
-});
-
-after(async () => {
-  await service.stop();
-  cleanupRuns();
-});
-
-const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('trellis-home-'), DOCKER_HOST: service.dockerHost });
-const containers = (): string[] => service.podman(['ps', '-a', '--format', '{{.Names}}']).split('\n').filter(Boolean);
-
-/** Polls `check` for up to 10 s: a loaded machine starts a container in seconds, not instantly. */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i += 1) await new Promise((r) => setTimeout(r, 25));
-}
+const podman = podmanForFile();
+const { hostEnv, containers } = podman;
+after(cleanupRuns);
 
 describe('a DAG-level image-mode container is one container for the whole run (podman)', () => {
   test('every step and the exit handler run in the same container, which is gone after the run', async () => {
@@ -30,7 +16,7 @@ describe('a DAG-level image-mode container is one container for the whole run (p
     const result = await runYaml(
       `
 type: graph
-container: {image: ${service.image}, env: {FROM_DAG: dag}}
+container: {image: ${podman.service.image}, env: {FROM_DAG: dag}}
 handler_on:
   exit:
     command: cat /tmp/shared
@@ -65,13 +51,13 @@ steps:
 
   test('a failed run and a stopped run remove it too, also one stopped before it was ready; keep_container leaves it', async () => {
     const before = containers();
-    const failed = await runYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
+    const failed = await runYaml(`container: {image: ${podman.service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
     assert.deepEqual([failed.status, nodeOf(failed, 'one').status, nodeOf(failed, 'two').error], [RunStatus.Failed, NodeStatus.Success, 'exit status 1']);
     assert.deepEqual(containers(), before);
 
     const seconds = uniqueSleep();
-    const run = startYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: long, command: sleep ${seconds}}\n`, { hostEnv: hostEnv() });
-    await until(() => processesMatching(`sleep ${seconds}`).length > 0);
+    const run = startYaml(`container: {image: ${podman.service.image}}\nsteps:\n  - {name: long, command: sleep ${seconds}}\n`, { hostEnv: hostEnv() });
+    await pollUntil(() => processesMatching(`sleep ${seconds}`).length > 0);
     assert.notDeepEqual(processesMatching(`sleep ${seconds}`), [], 'the step started in the container');
     run.handle.stop();
     const stopped = await run.result;
@@ -81,7 +67,7 @@ steps:
 
     // Stopped while the container is still getting ready: the exit handler, which runs anyway, gets a new one.
     const slow = startYaml(
-      `container: {image: ${service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
+      `container: {image: ${podman.service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
 handler_on:
   exit: {command: echo handled}
 steps:
@@ -98,17 +84,17 @@ steps:
     assert.deepEqual(containers(), before);
 
     const name = `trellis-kept-${process.pid}`;
-    const kept = await runYaml(`container: {image: ${service.image}, name: ${name}, keep_container: true}\nsteps:\n  - {name: one, command: touch /tmp/kept}\n`, { hostEnv: hostEnv() });
+    const kept = await runYaml(`container: {image: ${podman.service.image}, name: ${name}, keep_container: true}\nsteps:\n  - {name: one, command: touch /tmp/kept}\n`, { hostEnv: hostEnv() });
     assert.equal(kept.status, RunStatus.Success, kept.snapshot.error);
     assert.deepEqual(containers(), [...before, name]);
-    assert.equal(service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
-    service.podman(['rm', '-f', '-t', '0', name]);
+    assert.equal(podman.service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
+    podman.service.podman(['rm', '-f', '-t', '0', name]);
   });
 
   test('wait_for healthy holds the steps back until the image HEALTHCHECK passes', async () => {
     // Podman runs health checks from systemd timers, and there is no systemd here: the test
     // runs each check itself, as the timer would.
-    const image = service.build('trellis-healthy', `FROM ${service.image}\nHEALTHCHECK --interval=1s --timeout=5s CMD test -e /tmp/ready\n`);
+    const image = podman.service.build('trellis-healthy', `FROM ${podman.service.image}\nHEALTHCHECK --interval=1s --timeout=5s CMD test -e /tmp/ready\n`);
     const name = `trellis-healthy-${process.pid}`;
     const run = startYaml(
       `
@@ -128,7 +114,7 @@ steps:
     void run.result.finally(() => (ended = true));
     while (!ended) {
       try {
-        service.podman(['healthcheck', 'run', name]);
+        podman.service.podman(['healthcheck', 'run', name]);
         health.push('healthy');
       } catch {
         // Not created yet, or not healthy yet: the next round checks again.

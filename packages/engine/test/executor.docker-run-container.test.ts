@@ -1,6 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
+import { MemoryReporter, type RunSnapshot } from '@trellis/engine';
 import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
 import { processesMatching, uniqueSleep } from './support/processes.js';
 import { podmanForFile } from './support/podman.js';
@@ -89,6 +90,24 @@ steps:
     assert.deepEqual(containers(), [...before, name]);
     assert.equal(podman.service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
     podman.service.podman(['rm', '-f', '-t', '0', name]);
+  });
+
+  test('a host reporter that throws while the handlers run still has the run container removed', async () => {
+    const before = containers();
+    // A host's reporter (the worker's buffer, the coordinator's recorder) can fail; the run then fails, its container must not stay.
+    class FailingReporter extends MemoryReporter {
+      override onStatus(snapshot: RunSnapshot): void {
+        super.onStatus(snapshot);
+        if (snapshot.handlers.exit !== undefined) throw new Error('the host refused the report');
+      }
+    }
+    const reporter = new FailingReporter();
+    const run = startYaml(`container: {image: ${podman.service.image}}\nhandler_on:\n  exit: {command: echo handled}\nsteps:\n  - {name: one, command: touch /tmp/x}\n`, { hostEnv: hostEnv(), reporter });
+    await assert.rejects(run.result, /the host refused the report/);
+    const ran = reporter.snapshots.find((s) => s.nodes[0]?.status === NodeStatus.Success);
+    assert.ok(ran, 'the step ran in the run container');
+    assert.match(readLog(ran.nodes[0]?.stderr ?? ''), /^docker: run container \w{12} from /);
+    assert.deepEqual(containers(), before);
   });
 
   test('wait_for healthy holds the steps back until the image HEALTHCHECK passes', async () => {

@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
-import { MemoryReporter, type RunSnapshot } from '@trellis/engine';
+import { MemoryReporter, type RunResult, type RunSnapshot } from '@trellis/engine';
 import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
 import { processesMatching, uniqueSleep } from './support/processes.js';
 import { podmanForFile } from './support/podman.js';
@@ -10,6 +10,29 @@ import { pollUntil } from './support/poll.js';
 const podman = podmanForFile();
 const { hostEnv, containers } = podman;
 after(cleanupRuns);
+
+/**
+ * A run stopped while its DAG-level container (with `fields` added to its config) gets ready:
+ * the exit handler, which runs anyway, gets a container of its own.
+ */
+async function stoppedWhileGettingReady(fields: string): Promise<RunResult> {
+  const run = startYaml(
+    `container: {image: ${podman.service.image}${fields}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
+handler_on:
+  exit: {command: echo handled}
+steps:
+  - {name: never, command: echo never}
+`,
+    { hostEnv: hostEnv() },
+  );
+  await run.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+  run.handle.stop();
+  const result = await run.result;
+  assert.deepEqual([result.status, result.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+  const exit = result.snapshot.handlers.exit;
+  assert.deepEqual([exit?.status, readLog(exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], exit?.error);
+  return result;
+}
 
 describe('a DAG-level image-mode container is one container for the whole run (podman)', () => {
   test('every step and the exit handler run in the same container, which is gone after the run', async () => {
@@ -52,6 +75,7 @@ steps:
 
   test('a failed run and a stopped run remove it too, also one stopped before it was ready; keep_container leaves it', async () => {
     const before = containers();
+    // A log pattern it never prints: running for a moment is not ready (wait_for: running alone races the exit).
     const failed = await runYaml(`container: {image: ${podman.service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
     assert.deepEqual([failed.status, nodeOf(failed, 'one').status, nodeOf(failed, 'two').error], [RunStatus.Failed, NodeStatus.Success, 'exit status 1']);
     assert.deepEqual(containers(), before);
@@ -66,22 +90,8 @@ steps:
     assert.deepEqual(processesMatching(`sleep ${seconds}`), []);
     assert.deepEqual(containers(), before);
 
-    // Stopped while the container is still getting ready: the exit handler, which runs anyway, gets a new one.
-    const slow = startYaml(
-      `container: {image: ${podman.service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
-handler_on:
-  exit: {command: echo handled}
-steps:
-  - {name: never, command: echo never}
-`,
-      { hostEnv: hostEnv() },
-    );
-    await slow.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
-    slow.handle.stop();
-    const early = await slow.result;
-    assert.deepEqual([early.status, early.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+    const early = await stoppedWhileGettingReady('');
     assert.equal(readLog(early.snapshot.nodes[0]?.stdout ?? ''), '');
-    assert.deepEqual([early.snapshot.handlers.exit?.status, readLog(early.snapshot.handlers.exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], early.snapshot.handlers.exit?.error);
     assert.deepEqual(containers(), before);
 
     const name = `trellis-kept-${process.pid}`;
@@ -90,6 +100,20 @@ steps:
     assert.deepEqual(containers(), [...before, name]);
     assert.equal(podman.service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
     podman.service.podman(['rm', '-f', '-t', '0', name]);
+  });
+
+  test('keep_container keeps only a container that became ready: one stopped or failed on the way is removed, its name free again', async () => {
+    const before = containers();
+    const name = `trellis-unready-${process.pid}`;
+    // The exit handler's container takes the name: the one stopped on its way is gone.
+    await stoppedWhileGettingReady(`, name: ${name}, keep_container: true`);
+    assert.deepEqual(containers(), [...before, name], 'the container the exit handler got ready is kept');
+    podman.service.podman(['rm', '-f', '-t', '0', name]);
+
+    // A log pattern it never prints: running for a moment is not ready (wait_for: running alone races the exit).
+    const failed = await runYaml(`container: {image: ${podman.service.image}, name: ${name}, keep_container: true, startup: entrypoint, command: [sh, -c, "exit 3"], log_pattern: never}\nsteps:\n  - {name: one, command: echo never}\n`, { hostEnv: hostEnv() });
+    assert.equal(nodeOf(failed, 'one').error, 'container exited (status 3) before it was ready');
+    assert.deepEqual(containers(), before, 'a container that failed its readiness is not kept');
   });
 
   test('a host reporter that throws while the handlers run still has the run container removed', async () => {

@@ -84,6 +84,17 @@ steps:
     assert.match(nodeOf(missing, 'gone').error, new RegExp(`^container ${name} cannot be used: .*no such container`, 'i'));
   });
 
+  test('keep_container keeps a step container that ran its commands, not one that never became ready', async () => {
+    const before = containers();
+    const name = `trellis-step-unready-${process.pid}`;
+    const result = await runYaml(
+      `steps:\n  - name: unready\n    type: docker\n    config: {image: ${podman.service.image}, name: ${name}, keep_container: true, startup: entrypoint, command: [sh, -c, "exit 4"], log_pattern: never}\n    command: echo never\n`,
+      { hostEnv: hostEnv() },
+    );
+    assert.equal(nodeOf(result, 'unready').error, 'container exited (status 4) before it was ready');
+    assert.deepEqual(containers(), before);
+  });
+
   test('stop ends the container of an image-mode step and the process of an exec-mode step', async () => {
     const seconds = uniqueSleep();
     const run = startYaml(`steps:\n  - name: long\n    container: {image: ${podman.service.image}}\n    command: sleep ${seconds}\n`, { hostEnv: hostEnv() });

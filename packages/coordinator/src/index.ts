@@ -10,7 +10,7 @@ export { startCoordinator, VERSION, type Coordinator, type StartOptions } from '
 export { DagIndex, type IndexedDag } from './definitions/dag-index.js';
 export { StoredFileCaches, StoredKindCache } from './stored-files/stored-kind-cache.js';
 export { DirectoryMirror, type MirrorFiles } from './stored-files/directory-mirror.js';
-export { DocFiles } from './documents/doc-files.js';
+export { DocFiles, type WatchTree } from './documents/doc-files.js';
 export { DagFiles } from './definitions/dag-files.js';
 export { DocumentStore, documentTitle, type DocumentSummary, type StoredDocument } from './documents/document-store.js';
 export { isValidDocumentId } from './documents/document-id.js';

@@ -1,27 +1,37 @@
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
-import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
+import { MemoryReporter, type RunResult, type RunSnapshot } from '@trellis/engine';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
 import { processesMatching, uniqueSleep } from './support/processes.js';
-import { startPodman, type PodmanService } from './support/podman.js';
+import { podmanForFile } from './support/podman.js';
+import { pollUntil } from './support/poll.js';
 
-let service: PodmanService;
+const podman = podmanForFile();
+const { hostEnv, containers } = podman;
+after(cleanupRuns);
 
-before(async () => {
-  service = await startPodman();
-});
-
-after(async () => {
-  await service.stop();
-  cleanupRuns();
-});
-
-const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('trellis-home-'), DOCKER_HOST: service.dockerHost });
-const containers = (): string[] => service.podman(['ps', '-a', '--format', '{{.Names}}']).split('\n').filter(Boolean);
-
-/** Polls `check` for up to 10 s: a loaded machine starts a container in seconds, not instantly. */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i += 1) await new Promise((r) => setTimeout(r, 25));
+/**
+ * A run stopped while its DAG-level container (with `fields` added to its config) gets ready:
+ * the exit handler, which runs anyway, gets a container of its own.
+ */
+async function stoppedWhileGettingReady(fields: string): Promise<RunResult> {
+  const run = startYaml(
+    `container: {image: ${podman.service.image}${fields}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
+handler_on:
+  exit: {command: echo handled}
+steps:
+  - {name: never, command: echo never}
+`,
+    { hostEnv: hostEnv() },
+  );
+  await run.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
+  run.handle.stop();
+  const result = await run.result;
+  assert.deepEqual([result.status, result.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+  const exit = result.snapshot.handlers.exit;
+  assert.deepEqual([exit?.status, readLog(exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], exit?.error);
+  return result;
 }
 
 describe('a DAG-level image-mode container is one container for the whole run (podman)', () => {
@@ -30,7 +40,7 @@ describe('a DAG-level image-mode container is one container for the whole run (p
     const result = await runYaml(
       `
 type: graph
-container: {image: ${service.image}, env: {FROM_DAG: dag}}
+container: {image: ${podman.service.image}, env: {FROM_DAG: dag}}
 handler_on:
   exit:
     command: cat /tmp/shared
@@ -65,13 +75,14 @@ steps:
 
   test('a failed run and a stopped run remove it too, also one stopped before it was ready; keep_container leaves it', async () => {
     const before = containers();
-    const failed = await runYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
+    // A log pattern it never prints: running for a moment is not ready (wait_for: running alone races the exit).
+    const failed = await runYaml(`container: {image: ${podman.service.image}}\nsteps:\n  - {name: one, command: touch /tmp/x}\n  - {name: two, command: test ! -e /tmp/x}\n`, { hostEnv: hostEnv() });
     assert.deepEqual([failed.status, nodeOf(failed, 'one').status, nodeOf(failed, 'two').error], [RunStatus.Failed, NodeStatus.Success, 'exit status 1']);
     assert.deepEqual(containers(), before);
 
     const seconds = uniqueSleep();
-    const run = startYaml(`container: {image: ${service.image}}\nsteps:\n  - {name: long, command: sleep ${seconds}}\n`, { hostEnv: hostEnv() });
-    await until(() => processesMatching(`sleep ${seconds}`).length > 0);
+    const run = startYaml(`container: {image: ${podman.service.image}}\nsteps:\n  - {name: long, command: sleep ${seconds}}\n`, { hostEnv: hostEnv() });
+    await pollUntil(() => processesMatching(`sleep ${seconds}`).length > 0);
     assert.notDeepEqual(processesMatching(`sleep ${seconds}`), [], 'the step started in the container');
     run.handle.stop();
     const stopped = await run.result;
@@ -79,36 +90,54 @@ steps:
     assert.deepEqual(processesMatching(`sleep ${seconds}`), []);
     assert.deepEqual(containers(), before);
 
-    // Stopped while the container is still getting ready: the exit handler, which runs anyway, gets a new one.
-    const slow = startYaml(
-      `container: {image: ${service.image}, startup: entrypoint, command: [sh, -c, "sleep 2; echo up; exec sleep 600"], log_pattern: up}
-handler_on:
-  exit: {command: echo handled}
-steps:
-  - {name: never, command: echo never}
-`,
-      { hostEnv: hostEnv() },
-    );
-    await slow.reporter.waitFor((s) => s.nodes[0]?.status === NodeStatus.Running);
-    slow.handle.stop();
-    const early = await slow.result;
-    assert.deepEqual([early.status, early.snapshot.nodes[0]?.status], [RunStatus.Aborted, NodeStatus.Cancelled]);
+    const early = await stoppedWhileGettingReady('');
     assert.equal(readLog(early.snapshot.nodes[0]?.stdout ?? ''), '');
-    assert.deepEqual([early.snapshot.handlers.exit?.status, readLog(early.snapshot.handlers.exit?.stdout ?? '')], [NodeStatus.Success, 'handled\n'], early.snapshot.handlers.exit?.error);
     assert.deepEqual(containers(), before);
 
     const name = `trellis-kept-${process.pid}`;
-    const kept = await runYaml(`container: {image: ${service.image}, name: ${name}, keep_container: true}\nsteps:\n  - {name: one, command: touch /tmp/kept}\n`, { hostEnv: hostEnv() });
+    const kept = await runYaml(`container: {image: ${podman.service.image}, name: ${name}, keep_container: true}\nsteps:\n  - {name: one, command: touch /tmp/kept}\n`, { hostEnv: hostEnv() });
     assert.equal(kept.status, RunStatus.Success, kept.snapshot.error);
     assert.deepEqual(containers(), [...before, name]);
-    assert.equal(service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
-    service.podman(['rm', '-f', '-t', '0', name]);
+    assert.equal(podman.service.podman(['exec', name, 'ls', '/tmp/kept']).trim(), '/tmp/kept');
+    podman.service.podman(['rm', '-f', '-t', '0', name]);
+  });
+
+  test('keep_container keeps only a container that became ready: one stopped or failed on the way is removed, its name free again', async () => {
+    const before = containers();
+    const name = `trellis-unready-${process.pid}`;
+    // The exit handler's container takes the name: the one stopped on its way is gone.
+    await stoppedWhileGettingReady(`, name: ${name}, keep_container: true`);
+    assert.deepEqual(containers(), [...before, name], 'the container the exit handler got ready is kept');
+    podman.service.podman(['rm', '-f', '-t', '0', name]);
+
+    // A log pattern it never prints: running for a moment is not ready (wait_for: running alone races the exit).
+    const failed = await runYaml(`container: {image: ${podman.service.image}, name: ${name}, keep_container: true, startup: entrypoint, command: [sh, -c, "exit 3"], log_pattern: never}\nsteps:\n  - {name: one, command: echo never}\n`, { hostEnv: hostEnv() });
+    assert.equal(nodeOf(failed, 'one').error, 'container exited (status 3) before it was ready');
+    assert.deepEqual(containers(), before, 'a container that failed its readiness is not kept');
+  });
+
+  test('a host reporter that throws while the handlers run still has the run container removed', async () => {
+    const before = containers();
+    // A host's reporter (the worker's buffer, the coordinator's recorder) can fail; the run then fails, its container must not stay.
+    class FailingReporter extends MemoryReporter {
+      override onStatus(snapshot: RunSnapshot): void {
+        super.onStatus(snapshot);
+        if (snapshot.handlers.exit !== undefined) throw new Error('the host refused the report');
+      }
+    }
+    const reporter = new FailingReporter();
+    const run = startYaml(`container: {image: ${podman.service.image}}\nhandler_on:\n  exit: {command: echo handled}\nsteps:\n  - {name: one, command: touch /tmp/x}\n`, { hostEnv: hostEnv(), reporter });
+    await assert.rejects(run.result, /the host refused the report/);
+    const ran = reporter.snapshots.find((s) => s.nodes[0]?.status === NodeStatus.Success);
+    assert.ok(ran, 'the step ran in the run container');
+    assert.match(readLog(ran.nodes[0]?.stderr ?? ''), /^docker: run container \w{12} from /);
+    assert.deepEqual(containers(), before);
   });
 
   test('wait_for healthy holds the steps back until the image HEALTHCHECK passes', async () => {
     // Podman runs health checks from systemd timers, and there is no systemd here: the test
     // runs each check itself, as the timer would.
-    const image = service.build('trellis-healthy', `FROM ${service.image}\nHEALTHCHECK --interval=1s --timeout=5s CMD test -e /tmp/ready\n`);
+    const image = podman.service.build('trellis-healthy', `FROM ${podman.service.image}\nHEALTHCHECK --interval=1s --timeout=5s CMD test -e /tmp/ready\n`);
     const name = `trellis-healthy-${process.pid}`;
     const run = startYaml(
       `
@@ -128,7 +157,7 @@ steps:
     void run.result.finally(() => (ended = true));
     while (!ended) {
       try {
-        service.podman(['healthcheck', 'run', name]);
+        podman.service.podman(['healthcheck', 'run', name]);
         health.push('healthy');
       } catch {
         // Not created yet, or not healthy yet: the next round checks again.

@@ -1,38 +1,25 @@
-import { after, before, describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
-import { cleanupRuns, nodeOf, readLog, runYaml, startYaml, tempDir } from './support/run-yaml.js';
+import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
 import { processesMatching, uniqueSleep } from './support/processes.js';
-import { startPodman, type PodmanService } from './support/podman.js';
+import { podmanForFile } from './support/podman.js';
+import { pollUntil } from './support/poll.js';
 
-let service: PodmanService;
-
-before(async () => {
-  service = await startPodman();
-});
-
-after(async () => {
-  await service.stop();
-  cleanupRuns();
-});
-
-const hostEnv = (): Record<string, string> => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('trellis-home-'), DOCKER_HOST: service.dockerHost });
-const containers = (): string[] => service.podman(['ps', '-a', '--format', '{{.Names}}']).split('\n').filter(Boolean);
-
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !check(); i += 1) await new Promise((r) => setTimeout(r, 25));
-}
+const podman = podmanForFile();
+const { hostEnv, containers } = podman;
+after(cleanupRuns);
 
 describe('container steps through the Docker Engine API (podman)', () => {
   test('image mode: step-level and DAG-level container run the commands in the image, env and working_dir applied, container removed', async () => {
     const before = containers();
     const result = await runYaml(`
 container:
-  image: ${service.image}
+  image: ${podman.service.image}
   pull_policy: never
 steps:
   - name: boxed
-    container: {image: ${service.image}, pull_policy: missing, env: [A=1], working_dir: /tmp}
+    container: {image: ${podman.service.image}, pull_policy: missing, env: [A=1], working_dir: /tmp}
     env:
       - B: two
     command: echo "in $(pwd) A=$A B=$B as $(id -u)"; echo err >&2
@@ -60,7 +47,7 @@ type: graph
 steps:
   - name: start
     type: docker
-    config: {image: ${service.image}, name: ${name}, startup: keepalive, keep_container: true, wait_for: running}
+    config: {image: ${podman.service.image}, name: ${name}, startup: keepalive, keep_container: true, wait_for: running}
     command: touch /tmp/made-by-start
   - name: exec
     depends: start
@@ -75,7 +62,7 @@ steps:
   - name: logged
     type: docker
     config:
-      image: ${service.image}
+      image: ${podman.service.image}
       startup: entrypoint
       command: [sh, -c, "sleep 1; echo service ready; sleep 600"]
       log_pattern: "service (ready|up)"
@@ -83,7 +70,7 @@ steps:
     output: LOGGED
   - name: exits-early
     type: docker
-    config: {image: ${service.image}, startup: entrypoint, command: [sh, -c, "exit 4"], log_pattern: never}
+    config: {image: ${podman.service.image}, startup: entrypoint, command: [sh, -c, "exit 4"], log_pattern: never}
     command: echo never
 `, { hostEnv: hostEnv() });
     for (const node of ['start', 'exec', 'exec-object', 'logged']) assert.equal(nodeOf(result, node).status, NodeStatus.Success, `${node}: ${nodeOf(result, node).error}`);
@@ -92,15 +79,26 @@ steps:
     assert.equal(result.outputs.outputs.logged, 'after the pattern');
     assert.deepEqual([nodeOf(result, 'exits-early').status, nodeOf(result, 'exits-early').error], [NodeStatus.Failed, 'container exited (status 4) before it was ready']);
     assert.ok(containers().includes(name), 'keep_container leaves the container');
-    service.podman(['rm', '-f', name]);
+    podman.service.podman(['rm', '-f', name]);
     const missing = await runYaml(`steps:\n  - {name: gone, container: ${name}, command: echo hi}\n`, { hostEnv: hostEnv() });
     assert.match(nodeOf(missing, 'gone').error, new RegExp(`^container ${name} cannot be used: .*no such container`, 'i'));
   });
 
+  test('keep_container keeps a step container that ran its commands, not one that never became ready', async () => {
+    const before = containers();
+    const name = `trellis-step-unready-${process.pid}`;
+    const result = await runYaml(
+      `steps:\n  - name: unready\n    type: docker\n    config: {image: ${podman.service.image}, name: ${name}, keep_container: true, startup: entrypoint, command: [sh, -c, "exit 4"], log_pattern: never}\n    command: echo never\n`,
+      { hostEnv: hostEnv() },
+    );
+    assert.equal(nodeOf(result, 'unready').error, 'container exited (status 4) before it was ready');
+    assert.deepEqual(containers(), before);
+  });
+
   test('stop ends the container of an image-mode step and the process of an exec-mode step', async () => {
     const seconds = uniqueSleep();
-    const run = startYaml(`steps:\n  - name: long\n    container: {image: ${service.image}}\n    command: sleep ${seconds}\n`, { hostEnv: hostEnv() });
-    await until(() => processesMatching(`sleep ${seconds}`).length > 0);
+    const run = startYaml(`steps:\n  - name: long\n    container: {image: ${podman.service.image}}\n    command: sleep ${seconds}\n`, { hostEnv: hostEnv() });
+    await pollUntil(() => processesMatching(`sleep ${seconds}`).length > 0);
     assert.notDeepEqual(processesMatching(`sleep ${seconds}`), [], 'the container started');
     run.handle.stop();
     const result = await run.result;
@@ -108,18 +106,18 @@ steps:
     assert.deepEqual(processesMatching(`sleep ${seconds}`), []);
 
     const name = `trellis-exec-${process.pid}`;
-    service.podman(['run', '-d', '--name', name, service.image, 'sleep', '600']);
+    podman.service.podman(['run', '-d', '--name', name, podman.service.image, 'sleep', '600']);
     const inside = uniqueSleep();
     const child = uniqueSleep();
     // The command's shell starts a child and waits: the stop must reach the child too.
     const exec = startYaml(`steps:\n  - name: long\n    container: ${name}\n    command: sleep ${child} & sleep ${inside}; wait\n`, { hostEnv: hostEnv() });
-    await until(() => processesMatching(`sleep ${inside}`).length > 0 && processesMatching(`sleep ${child}`).length > 0);
+    await pollUntil(() => processesMatching(`sleep ${inside}`).length > 0 && processesMatching(`sleep ${child}`).length > 0);
     exec.handle.stop();
     const stopped = await exec.result;
     assert.equal(stopped.status, RunStatus.Aborted);
-    await until(() => processesMatching(`sleep ${inside}`).length === 0 && processesMatching(`sleep ${child}`).length === 0);
+    await pollUntil(() => processesMatching(`sleep ${inside}`).length === 0 && processesMatching(`sleep ${child}`).length === 0);
     assert.deepEqual(processesMatching(`sleep ${inside}`), [], 'the exec process is gone');
     assert.deepEqual(processesMatching(`sleep ${child}`), [], 'the child of the exec process is gone');
-    service.podman(['rm', '-f', '-t', '0', name]);
+    podman.service.podman(['rm', '-f', '-t', '0', name]);
   });
 });

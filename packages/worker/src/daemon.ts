@@ -92,8 +92,8 @@ export class WorkerDaemon {
     for (const call of this.polls) call.cancel();
     this.logger.info('worker stopping: no new tasks; waiting for running ones', { running: this.running.size, graceSec: this.config.shutdownGraceSec });
     const all = () => Promise.all([...this.running.values()].map((a) => a.done));
-    // Without a host nothing has run, so nothing is running.
-    const host = this.host === undefined ? undefined : await this.host;
+    // Without a host nothing has run, so nothing is running (nor with one that failed to load).
+    const host = await this.host?.catch(() => undefined);
     if (host !== undefined && !(await host.settlesWithin(all(), this.config.shutdownGraceSec * 1000))) {
       this.logger.warn('grace period over: stopping running tasks', { running: this.running.size });
       for (const attempt of this.running.values()) attempt.stop();
@@ -152,7 +152,7 @@ export class WorkerDaemon {
     this.stopping = true;
     for (const call of this.polls) call.cancel();
     clearTimeout(this.heartbeatTimer);
-    void this.host?.then((host) => host.close());
+    void this.host?.then((host) => host.close()).catch(() => undefined);
     this.fatal(refused);
     throw refused;
   }
@@ -209,14 +209,29 @@ export class WorkerDaemon {
     };
   }
 
-  /** Confirms the claim (retrying while the coordinator is away), then runs it to the end. */
+  /** Loads the engine, confirms the claim (retrying while the coordinator is away), then runs it to the end. */
   private async runTask(task: Task): Promise<void> {
     const key = `${task.ref.dagName}/${task.ref.dagRunId}/${task.ref.attemptId}`;
     this.claiming.set(key, task.ref);
     try {
-      if (await this.acknowledge(task)) await this.runAcknowledged(key, task);
+      const host = await this.loadEngine(task);
+      if (host !== undefined && (await this.acknowledge(task))) await this.runAcknowledged(key, task, host);
     } finally {
       this.claiming.delete(key);
+    }
+  }
+
+  /**
+   * The engine, or undefined when it could not be loaded. Loaded before the claim is confirmed:
+   * a task this worker cannot run is never acknowledged, so it goes back to the queue (for this
+   * worker's next try or another worker) instead of being lost, and the poller goes on.
+   */
+  private async loadEngine(task: Task): Promise<EngineHost | undefined> {
+    try {
+      return await this.engineHost();
+    } catch (error) {
+      this.logger.error('could not load the engine; the task goes back to the queue', { dagRunId: task.ref.dagRunId, error: toError(error).message });
+      return undefined;
     }
   }
 
@@ -242,8 +257,7 @@ export class WorkerDaemon {
   }
 
   /** Runs an acknowledged task to the end; it is listed as running from before it stops being claimed. */
-  private async runAcknowledged(key: string, task: Task): Promise<void> {
-    const host = await this.engineHost();
+  private async runAcknowledged(key: string, task: Task, host: EngineHost): Promise<void> {
     const attempt = host.start({ client: this.client, workerId: this.config.id, folders: this.folders, logger: this.logger, lendSlot: () => this.lendSlot() }, task, () => this.stopping);
     this.running.set(key, attempt);
     this.claiming.delete(key);

@@ -1,4 +1,4 @@
-import { watch } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
 import { lstat, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
@@ -7,6 +7,10 @@ import { isValidDocumentId } from './document-id.js';
 
 /** When, after a directory event, its files are listed (see `watch`): soon, and again on a busy machine. */
 const NEW_DIRECTORY_RESCANS_MS = [150, 1000];
+/** How long after the recursive watch stopped on an error a new one starts. */
+const WATCH_RESTART_MS = 100;
+
+export type WatchTree = (root: string, listener: (event: string, name: string | null) => void) => FSWatcher;
 
 /** Whether `path` is `root` or below it (both already resolved). */
 function isWithin(root: string, path: string): boolean {
@@ -22,7 +26,11 @@ function isWithin(root: string, path: string): boolean {
 export class DocFiles implements MirrorFiles {
   readonly manifestPath: string;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    /** Starts the recursive watch of the tree; a test hands in one whose watcher it can fail. */
+    private readonly watchTree: WatchTree = (dir, listener) => watch(dir, { recursive: true }, listener),
+  ) {
     this.manifestPath = join(root, '.trellis-mirror.json');
   }
 
@@ -120,30 +128,55 @@ export class DocFiles implements MirrorFiles {
     }
   }
 
-  /** Watches the whole tree: files written by runs under `DAG_DOCS_DIR` (`<docsDir>/<dag name>/...`) are documents too. */
+  /**
+   * Watches the whole tree: files written by runs under `DAG_DOCS_DIR` (`<docsDir>/<dag name>/...`)
+   * are documents too. Node's recursive watch (Linux) stops with an error when a directory goes
+   * away while it reads it (a deleted document's emptied directory, a run cleaning up): a new
+   * watch then starts, and every document is looked at again for the changes it missed.
+   */
   watch(onName: (id: string) => void): (() => void) | undefined {
-    const rescans = new Set<NodeJS.Timeout>();
-    const watcher = watch(this.root, { recursive: true }, (_event, name) => {
-      if (name === null) return;
-      const id = this.idOf(name);
-      if (id !== undefined) {
-        onName(id);
-        return;
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (delay: number, fn: () => void): void => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        fn();
+      }, delay);
+      timers.add(timer);
+    };
+    let watcher: FSWatcher | undefined;
+    const start = (): void => {
+      const current = this.watchTree(this.root, (_event, name) => {
+        if (name === null) return;
+        const id = this.idOf(name);
+        if (id !== undefined) {
+          onName(id);
+          return;
+        }
+        // Node's recursive watch adds a new directory's own watch a moment after it appears, so
+        // files written into it at once raise no event: look into the directory a little later.
+        for (const delay of NEW_DIRECTORY_RESCANS_MS) later(delay, () => void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined));
+      });
+      watcher = current;
+      current.on('error', () => {
+        if (current !== watcher) return;
+        current.close();
+        watcher = undefined;
+        later(WATCH_RESTART_MS, restart);
+      });
+    };
+    const restart = (): void => {
+      try {
+        start();
+      } catch {
+        // The directory itself is gone for now: try again, as long as the watch is wanted.
+        return later(WATCH_RESTART_MS, restart);
       }
-      // Node's recursive watch adds a new directory's own watch a moment after it appears, so
-      // files written into it at once raise no event: look into the directory a little later.
-      for (const delay of NEW_DIRECTORY_RESCANS_MS) {
-        const timer = setTimeout(() => {
-          rescans.delete(timer);
-          void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined);
-        }, delay);
-        rescans.add(timer);
-      }
-    });
-    watcher.on('error', () => watcher.close());
+      void this.list().then((ids) => ids.forEach(onName), () => undefined);
+    };
+    start();
     return () => {
-      for (const timer of rescans) clearTimeout(timer);
-      watcher.close();
+      for (const timer of timers) clearTimeout(timer);
+      watcher?.close();
     };
   }
 

@@ -401,41 +401,43 @@ export class SyncService {
     throw error instanceof RemoteError ? new ServiceUnavailableError(error.message) : error;
   }
 
+  /**
+   * A publish's frame: the repository as it is now, then the step. Sync turned off or read-only
+   * is the caller's 400; a repository that cannot be reached is the step's answer, not an error.
+   */
+  private async pushSnapshot(step: (snap: Snapshot) => Promise<SyncOutcome>): Promise<SyncOutcome> {
+    let snap: Snapshot;
+    try {
+      snap = await this.snapshot(true);
+    } catch (error) {
+      return this.failed(error);
+    }
+    return step(snap);
+  }
+
   async publishItem(actor: Actor, itemId: string, message: string | undefined, force: boolean): Promise<SyncOutcome> {
     this.requireWriteDags();
     return this.exclusive(async () => {
       const { item, status } = await this.item(itemId);
       if (status === 'missing') throw new BadRequestError(`${itemId} is missing here: delete it (POST /sync/items/{itemId}/delete) or discard to restore it`, { itemId });
-      let snap: Snapshot;
-      try {
-        snap = await this.snapshot(true);
-      } catch (error) {
-        if (error instanceof BadRequestError) throw error;
-        return this.failed(error);
-      }
-      await this.checkConflict(snap, item, force);
-      if (status === 'synced' && hashOf(snap.remote.get(keyOf(item))) === hashOf(item.local)) return this.outcome(`${itemId} is already in sync`, { synced: [itemId] });
-      try {
-        const oid = await this.commit(snap, [{ ref: item, content: item.local ?? null }], message ?? `Update ${itemId}`);
-        await recordAudit(this.deps.db, actor, { type: 'sync.published', message: `published ${itemId} as ${oid.slice(0, 12)}`, data: { itemIds: [itemId], commit: oid, force } });
-        return this.outcome(`published ${itemId} as ${oid.slice(0, 12)}`, { synced: [itemId] });
-      } catch (error) {
-        return this.failed(error);
-      }
+      return this.pushSnapshot(async (snap) => {
+        await this.checkConflict(snap, item, force);
+        if (status === 'synced' && hashOf(snap.remote.get(keyOf(item))) === hashOf(item.local)) return this.outcome(`${itemId} is already in sync`, { synced: [itemId] });
+        try {
+          const oid = await this.commit(snap, [{ ref: item, content: item.local ?? null }], message ?? `Update ${itemId}`);
+          await recordAudit(this.deps.db, actor, { type: 'sync.published', message: `published ${itemId} as ${oid.slice(0, 12)}`, data: { itemIds: [itemId], commit: oid, force } });
+          return this.outcome(`published ${itemId} as ${oid.slice(0, 12)}`, { synced: [itemId] });
+        } catch (error) {
+          return this.failed(error);
+        }
+      });
     });
   }
 
   /** Publishes the named items, or every modified and untracked one, in one commit; items in conflict are listed, not published. */
   async publishAll(actor: Actor, message: string | undefined, itemIds: string[] | undefined): Promise<SyncOutcome> {
     this.requireWriteDags();
-    return this.exclusive(async () => {
-      let snap: Snapshot;
-      try {
-        snap = await this.snapshot(true);
-      } catch (error) {
-        if (error instanceof BadRequestError) throw error;
-        return this.failed(error);
-      }
+    return this.exclusive(() => this.pushSnapshot(async (snap) => {
       const items = (await this.items()).flatMap((item) => {
         const view = this.view(snap.settings, item);
         return view !== undefined ? [{ item, status: view.status }] : [];
@@ -464,7 +466,7 @@ export class SyncService {
       } catch (error) {
         return this.failed(error);
       }
-    });
+    }));
   }
 
   /** Back to the repository's version: this side's change is dropped (a missing item comes back). */

@@ -226,17 +226,22 @@ async function runImageMode(docker: Docker, config: ImageContainerConfig, ctx: S
     killTimer = setTimeout(() => void container.kill({ signal: 'SIGKILL' }).catch(() => undefined), ctx.killAfterMs);
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
+  // keep_container keeps a container that ran the commands; one that never became ready is of
+  // no use to keep, and its configured `name` would clash with the next run's.
+  let ran = false;
   try {
     // Stopped while the image was pulled or the container created: it never starts.
     if (ctx.signal.aborted) return { exitCode: 1, stopped: true };
-    if (startup === 'command') return await runAsCommand(docker, container, ctx);
+    ran = startup === 'command';
+    if (ran) return await runAsCommand(docker, container, ctx);
     await container.start();
     await waitReady(container, config, ctx.signal);
+    ran = true;
     return await execAll(docker, container, config, ctx);
   } finally {
     clearTimeout(killTimer);
     ctx.signal.removeEventListener('abort', onAbort);
-    if (flagOf(config.keep_container, 'keep_container') !== true) await container.remove({ force: true }).catch(() => undefined);
+    if (!ran || flagOf(config.keep_container, 'keep_container') !== true) await container.remove({ force: true }).catch(() => undefined);
   }
 }
 
@@ -262,8 +267,10 @@ async function startDagContainer(docker: Docker, config: ImageContainerConfig, c
     await container.start();
     await waitReady(container, config, ctx.signal);
   } catch (error) {
-    // The next step that needs it starts a new one (a `name` must be free again for it).
-    if (!keep) await remove().catch(() => undefined);
+    // Removed even with keep_container: a container that never became ready is of no use to
+    // keep, and the next step that needs it (the exit handler after a stop, say) starts a new
+    // one, whose configured `name` must be free again.
+    await remove().catch(() => undefined);
     throw error;
   }
   return container;

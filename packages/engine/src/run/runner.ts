@@ -257,12 +257,16 @@ export class DagRunner implements RunHandle {
   private async finish(): Promise<RunResult> {
     this.handlerPhase = true;
     if (this.status === RunStatus.Running || this.status === RunStatus.Waiting) this.status = RunStatus.Failed;
-    // A wait handler still running when the run ends belongs to this run: it ends before the run does.
-    await this.waitHandler;
-    if (!this.notRun) await this.runOutcomeHandler();
-    await this.runHandler('exit');
-    // The run's shared container goes whatever ended the run; a failure to remove it is only logged.
-    for (const failure of await this.resources.releaseAll()) this.log(`releasing a shared resource failed: ${failure}`);
+    try {
+      // A wait handler still running when the run ends belongs to this run: it ends before the run does.
+      await this.waitHandler;
+      if (!this.notRun) await this.runOutcomeHandler();
+      await this.runHandler('exit');
+    } finally {
+      // The run's shared container goes whatever ended the run, a host's reporter that threw in
+      // the handler phase too; a failure to remove it is only logged.
+      for (const failure of await this.resources.releaseAll()) this.log(`releasing a shared resource failed: ${failure}`);
+    }
     this.finishedAt = new Date().toISOString();
     this.log(`run finished: ${runStatusLabel(this.status)}${this.error !== '' ? ` (${this.error})` : ''}`);
     await Promise.all(this.pendingNotices);

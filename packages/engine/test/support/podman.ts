@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { after, before } from 'node:test';
 import { tempDir } from './run-yaml.js';
 
 /**
@@ -76,5 +77,37 @@ export async function startPodman(): Promise<PodmanService> {
       // Containers and their overlay mounts go with the storage; a plain delete cannot unmount them.
       podman(['system', 'reset', '--force']);
     },
+  };
+}
+
+/** A test file's podman service, with what its tests need to reach and inspect it. */
+export interface PodmanFixture {
+  /** The service; set once the file's `before` hook has run. */
+  readonly service: PodmanService;
+  /** A host environment for runs whose containers go to this service. */
+  readonly hostEnv: () => Record<string, string>;
+  /** Names of the service's containers, running or not. */
+  readonly containers: () => string[];
+}
+
+/** Starts a podman service before the calling test file's tests and stops it after them. */
+export function podmanForFile(): PodmanFixture {
+  let started: PodmanService | undefined;
+  const service = (): PodmanService => {
+    if (started === undefined) throw new Error('podman is not started yet: use the fixture inside tests');
+    return started;
+  };
+  before(async () => {
+    started = await startPodman();
+  });
+  after(async () => {
+    await started?.stop();
+  });
+  return {
+    get service() {
+      return service();
+    },
+    hostEnv: () => ({ PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: tempDir('trellis-home-'), DOCKER_HOST: service().dockerHost }),
+    containers: () => service().podman(['ps', '-a', '--format', '{{.Names}}']).split('\n').filter(Boolean),
   };
 }

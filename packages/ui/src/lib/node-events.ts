@@ -1,15 +1,10 @@
+import type { Schemas } from '../api/client';
 import type { NodeEvent } from '../api/events';
 
-interface LiveNode {
-  step: { name: string };
-  status: number;
-  statusLabel: string;
-  startedAt: string;
-  finishedAt: string;
-  retryCount: number;
-  doneCount: number;
-  error: string;
-}
+/** What a node event changes in a run's node, named by the API's own Node so the two cannot drift apart. */
+type LiveNode = Pick<Schemas['Node'], 'status' | 'statusLabel' | 'startedAt' | 'finishedAt' | 'retryCount' | 'doneCount' | 'error'> & {
+  step: Pick<Schemas['Step'], 'name'>;
+};
 
 /**
  * The run's steps with the step changes of its stream applied, in order (the stream sends each

@@ -1,0 +1,55 @@
+// The bench's HTTP client in a process of its own (see bench-processes.ts), so no coordinator
+// shares its event loop: each `measure` message runs `inFlight` requests at a time and answers
+// with the latency of each measured one (body read and checked included).
+import { toError } from '@trellis/core';
+import type { AnswerCheck, ChildMessage, Measurement } from './bench-processes.js';
+
+const send = (message: ChildMessage): void => void process.send?.(message);
+
+function passes(check: AnswerCheck, page: Record<string, unknown>): boolean {
+  const content = typeof page.content === 'string' ? page.content : '';
+  switch (check.kind) {
+    case 'dags':
+      return Array.isArray(page.dags) && page.dags.length === check.count;
+    case 'lastLine':
+      return page.totalLines === check.totalLines && content.endsWith(check.line);
+    case 'someLines':
+      return typeof page.totalLines === 'number' && page.totalLines > 0;
+    case 'lineCount':
+      return content.split('\n').length === check.count;
+  }
+}
+
+function pathOf(m: Measurement, i: number): string {
+  return m.offsetRange === undefined ? m.path : m.path.replace('{offset}', String(1 + ((i * 7919 * 211) % m.offsetRange)));
+}
+
+async function measure(m: Measurement): Promise<number[]> {
+  const times: number[] = [];
+  const total = m.warmup + m.measured;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: m.inFlight }, async () => {
+      while (next < total) {
+        const i = next;
+        next += 1;
+        const started = performance.now();
+        const res = await fetch(m.url + pathOf(m, i));
+        const text = await res.text();
+        if (i >= m.warmup) times.push(performance.now() - started);
+        if (!res.ok || !passes(m.check, JSON.parse(text) as Record<string, unknown>)) throw new Error(`${pathOf(m, i)}: unexpected answer (HTTP ${res.status}) ${text.slice(0, 100)}`);
+      }
+    }),
+  );
+  return times;
+}
+
+process.on('message', (message: { type: string; measurement?: Measurement }) => {
+  if (message.type === 'stop') return process.disconnect();
+  if (message.type !== 'measure' || message.measurement === undefined) return;
+  measure(message.measurement).then(
+    (times) => send({ type: 'times', times }),
+    (error: unknown) => send({ type: 'failed', message: toError(error).message }),
+  );
+});
+send({ type: 'listening' });

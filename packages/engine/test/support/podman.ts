@@ -33,6 +33,9 @@ function ping(socketPath: string): Promise<boolean> {
   });
 }
 
+/** How often the storage reset at stop is tried. */
+const RESET_ATTEMPTS = 5;
+
 export async function startPodman(): Promise<PodmanService> {
   const dir = tempDir('trellis-podman-');
   const conf = join(dir, 'containers.conf');
@@ -75,7 +78,17 @@ export async function startPodman(): Promise<PodmanService> {
         await exited;
       }
       // Containers and their overlay mounts go with the storage; a plain delete cannot unmount them.
-      podman(['system', 'reset', '--force']);
+      // A container's cleanup process may still be writing its events as the reset empties them
+      // ("unlinkat .../tmp/events: directory not empty"): it is tried again once that has settled.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          podman(['system', 'reset', '--force']);
+          return;
+        } catch (error) {
+          if (attempt === RESET_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
     },
   };
 }

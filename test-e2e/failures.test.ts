@@ -70,7 +70,11 @@ describe('failures', () => {
   test('kill -9 of a worker mid-run fails its run with a clear error within 20 s; the other worker is unaffected', async () => {
     assert.equal((await cluster.call('POST', '/dags/slow-a/start', { dagRunId: 'doomed' })).status, 200);
     for (let i = 0; i < 4; i += 1) assert.equal((await cluster.call('POST', '/dags/quick-b/enqueue', { dagRunId: `fine${i}` })).status, 200);
-    await waitFor('the run to start on worker-a', async () => ((await statuses('slow-a')).get('doomed')?.status === 1 ? true : undefined), 15_000);
+    // Its step runs: the worker acknowledged the task (one only handed out goes back to the queue when its worker dies).
+    await waitFor('the step to run on worker-a', async () => {
+      const { json } = await cluster.call('GET', '/dag-runs/slow-a/doomed');
+      return (json.dagRun as { nodes?: Array<{ status: number }> }).nodes?.[0]?.status === 1 ? true : undefined;
+    }, 15_000);
     const killedAt = Date.now();
     await cluster.killWorker('worker-a');
     const failed = await waitFor('the lost run to fail', async () => {

@@ -46,6 +46,8 @@ export interface StartOptions {
   schedulerClock?: SchedulerClock;
   /** Check every JSON answer against its route's declared response schema (tests). */
   checkResponses?: boolean;
+  /** Awaited by a repository pull between its plan and its write (tests land an edit in that window). */
+  syncPullWindow?: () => Promise<void>;
 }
 
 /** Workers on other hosts must prove who they are: a token or a client certificate. */

@@ -1,6 +1,7 @@
 // Repository sync with two coordinators on one database (PGlite: one handle; PostgreSQL with
 // TRELLIS_TEST_DATABASE_URL: two pools, so the advisory lock is the one that decides): pulls
-// started on both at once each complete, and what one pulls the other serves.
+// started on both at once each complete, and what one pulls the other serves; a diff on one
+// answers while the other's pull holds the sync lock.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,13 +13,20 @@ let a: TestCoordinator;
 let b: TestCoordinator;
 let remote: GitHttpRemote;
 let cleanup: () => Promise<void>;
+/** Run by A's next pull between its plan and its write, while it holds the sync lock. */
+let inPullWindow: (() => Promise<void>) | undefined;
 
 before(async () => {
   remote = await startGitHttpRemote({ 'shared.yaml': 'steps:\n  - name: s\n    command: echo shared\n' });
   const opened = await openTestDb('sync_coordinators');
   cleanup = opened.cleanup;
   const secretsKey = randomBytes(32).toString('base64');
-  a = await startTestCoordinator('sync_a', {}, { secretsKey }, { db: opened.db });
+  const syncPullWindow = async (): Promise<void> => {
+    const run = inPullWindow;
+    inPullWindow = undefined;
+    await run?.();
+  };
+  a = await startTestCoordinator('sync_a', {}, { secretsKey }, { db: opened.db, syncPullWindow });
   b = await startTestCoordinator('sync_b', {}, { secretsKey }, { db: opened.second !== undefined ? await opened.second() : opened.db });
 });
 
@@ -46,4 +54,20 @@ test('pulls on two coordinators at once both complete, and each serves what the 
   }
   const status = await b.call('GET', '/sync/status');
   assert.deepEqual([status.json.lastSyncCommit, (status.json.counts as Record<string, number>).synced], [commit, 2]);
+});
+
+test('a diff on one coordinator answers while the other\'s pull holds the sync lock', async () => {
+  const other = remote.clone('differ');
+  other.write('shared.yaml', 'steps:\n  - name: s\n    command: echo changed\n');
+  other.commitAndPush('change shared');
+  let diff: Awaited<ReturnType<TestCoordinator['call']>> | undefined;
+  inPullWindow = async () => {
+    const deadline = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000).unref());
+    diff = await Promise.race([b.call('GET', '/sync/items/shared/diff'), deadline]);
+  };
+  assert.equal((await a.call('POST', '/sync/pull')).json.success, true);
+  assert.equal(diff?.status, 200, `the diff waited for the pull, or failed: ${JSON.stringify(diff?.json)}`);
+  // The pull had not recorded the new version yet: the diff shows the one the state names, as status does.
+  assert.equal(diff?.json.remoteContent, 'steps:\n  - name: s\n    command: echo shared\n');
+  assert.equal((await b.call('GET', '/sync/items/shared/diff')).json.remoteContent, 'steps:\n  - name: s\n    command: echo changed\n', 'after the pull, B fetches the version the state now names');
 });

@@ -3,8 +3,10 @@
 // token, pull of new and changed items, publish seen by another clone, conflicts (409 with the
 // remote author and message), force, diff, discard, move, delete, forget, delete-missing,
 // cleanup, a wrong token and a remote that goes away mid-pull (nothing changed), read-only
-// mode refusing API writes, auto-sync picking up a push within its interval, and a run of a
-// synced definition naming the commit it came from.
+// mode refusing API writes, auto-sync picking up a push within its interval, a run of a
+// synced definition naming the commit it came from, an API edit landing between a pull's plan
+// and its write (kept, in conflict), a diff answering while a pull is held, and an unreachable
+// repository answering 503 with its host and without the token.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -17,6 +19,8 @@ const RUNBOOK = '---\ntitle: Starting up\n---\n# Start\n';
 let t: TestCoordinator;
 let remote: GitHttpRemote;
 let other: GitClone;
+/** Run by the next pull between its plan and its write (the coordinator's pull window seam). */
+let inPullWindow: (() => Promise<void>) | undefined;
 
 type Json = Record<string, unknown>;
 
@@ -41,7 +45,13 @@ const item = (itemId: string): string => `/sync/items/${encodeURIComponent(itemI
 before(async () => {
   remote = await startGitHttpRemote({ 'hello.yaml': HELLO, 'docs/runbooks/start.md': RUNBOOK, 'notes.txt': 'not an item\n' });
   other = remote.clone('someone-else');
-  t = await startTestCoordinator('sync_repository', { 'local-only': 'steps:\n  - name: a\n    command: echo local\n' }, { secretsKey: randomBytes(32).toString('base64') });
+  t = await startTestCoordinator('sync_repository', { 'local-only': 'steps:\n  - name: a\n    command: echo local\n' }, { secretsKey: randomBytes(32).toString('base64') }, {
+    syncPullWindow: async () => {
+      const run = inPullWindow;
+      inPullWindow = undefined;
+      await run?.();
+    },
+  });
 });
 
 after(async () => {
@@ -263,5 +273,56 @@ describe('repository sync', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     await ok('PUT', '/sync/config', { autoSync: { enabled: false } });
+  });
+
+  test('an API edit landing between a pull\'s plan and its write is kept; the item shows in conflict and the pull reports it', async () => {
+    const ours = 'steps:\n  - name: one\n    command: echo ours\n';
+    const theirs = 'steps:\n  - name: one\n    command: echo theirs\n';
+    const alongside = 'steps:\n  - name: b\n    command: echo alongside\n';
+    assert.equal(await statusOf('first'), 'synced');
+    other.read('first.yaml');
+    other.write('first.yaml', theirs);
+    other.write('alongside.yaml', alongside);
+    other.commitAndPush('change first, add alongside');
+    inPullWindow = async () => {
+      await ok('PUT', '/dags/first/spec', { spec: ours });
+    };
+    const pulled = await ok('POST', '/sync/pull');
+    assert.equal(inPullWindow, undefined, 'the pull went through its window');
+    assert.deepEqual([pulled.success, (pulled.conflicts as string[]).includes('first'), (pulled.synced as string[]).includes('alongside')], [true, true, true], JSON.stringify(pulled));
+    assert.equal(await spec('first'), ours, 'the API edit was not overwritten');
+    assert.equal(await spec('alongside'), alongside);
+    assert.equal(await statusOf('first'), 'conflict');
+    const diff = await ok('GET', `${item('first')}/diff`);
+    assert.deepEqual([diff.localContent, diff.remoteContent], [ours, theirs]);
+  });
+
+  test('a diff answers while a pull holds the sync lock', async () => {
+    let diff: { status: number; json: Json } | undefined;
+    inPullWindow = async () => {
+      const answered = t.call('GET', `${item('first')}/diff`);
+      const deadline = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 10_000).unref());
+      diff = await Promise.race([answered, deadline]);
+    };
+    await ok('POST', '/sync/pull');
+    assert.equal(diff?.status, 200, 'the diff waited for the pull (or failed)');
+    assert.equal(diff?.json.remoteContent, 'steps:\n  - name: one\n    command: echo theirs\n');
+  });
+
+  test('an unreachable repository: 503 service_unavailable naming its host, never the token; nothing changed', async () => {
+    const before = await ok('GET', '/sync/status');
+    await ok('PUT', '/sync/config', { repository: 'http://127.0.0.1:1/repo.git' });
+    try {
+      for (const [path, body] of [[`${item('first')}/discard`, undefined], [`${item('first')}/delete`, { force: true }], ['/sync/delete-missing', {}], [`${item('first')}/move`, { newItemId: 'moved' }]] as const) {
+        const answer = await t.call('POST', path, body);
+        assert.deepEqual([answer.status, answer.json.code], [503, 'service_unavailable'], `${path}: ${JSON.stringify(answer.json)}`);
+        assert.match(String(answer.json.message), /the repository at 127\.0\.0\.1:1 could not be reached/);
+        assert.ok(!JSON.stringify(answer.json).includes(remote.token), 'the token is not in the answer');
+      }
+    } finally {
+      await ok('PUT', '/sync/config', { repository: remote.url });
+    }
+    assert.equal(await spec('first'), 'steps:\n  - name: one\n    command: echo ours\n');
+    assert.deepEqual((await ok('GET', '/sync/status')).counts, before.counts);
   });
 });

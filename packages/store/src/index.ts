@@ -50,8 +50,8 @@ export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef }
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
 export { storedLogSize } from './logs/stored-log-size.js';
 export {
-  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, contentHash,
-  type StoredFile, type StoredFileWriter, type RenameOutcome,
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, swapStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, contentHash,
+  type StoredFile, type StoredFileWriter, type RenameOutcome, type StoredFileSwap, type StoredFileSwapOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';
-export { getSyncConfig, putSyncConfig, resealSyncToken, recordSyncedCommit, listSyncItems, putSyncItem, deleteSyncItem, withSyncLock, recordSyncedSpec, syncedSpecCommit, type SyncConfigRecord, type SyncItemRecord } from './sync/sync-state.js';
+export { getSyncConfig, putSyncConfig, resealSyncToken, recordSyncedCommit, listSyncItems, putSyncItems, deleteSyncItem, deleteSyncItems, withSyncLock, recordSyncedSpecs, syncedSpecCommit, type SyncConfigRecord, type SyncItemRecord } from './sync/sync-state.js';

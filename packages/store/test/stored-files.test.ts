@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
+  contentHash, createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, putStoredFiles, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, swapStoredFiles, updateStoredFile,
   type Db, type StoredFileKind,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -73,6 +73,38 @@ describe('stored files', () => {
     assert.equal(put?.content, text);
     assert.equal(await putStoredFile(other, 'dag', 'nul', text, as('directory')), undefined);
     assert.equal((await storedFilesSince(db, 'dag', (put?.version ?? 1) - 1)).find((r) => r.name === 'nul')?.content, text);
+  });
+
+  test('a batch import of 1,200 files (more than one statement) takes one version; a second import of the same writes nothing', async () => {
+    const files = Array.from({ length: 1200 }, (_, i) => ({ name: `batch-${i}`, content: `steps: [s${i}]\n` }));
+    const before = await storedFilesVersion(db, 'dag');
+    assert.equal(await putStoredFiles(db, 'dag', files, as('directory')), 1200);
+    assert.equal(await storedFilesVersion(db, 'dag'), before + 1);
+    assert.equal(await putStoredFiles(other, 'dag', files, as('directory')), 0);
+    const rows = await storedFilesSince(db, 'dag', before);
+    assert.deepEqual([rows.length, rows.find((r) => r.name === 'batch-1199')?.content], [1200, 'steps: [s1199]\n']);
+  });
+
+  test('swap writes each file only if it is still as read: a file changed meanwhile is stale and kept; kinds change together with what `within` writes', async () => {
+    await createStoredFile(db, 'dag', 'swap-kept', 'steps: [mine]\n', as('alice'));
+    await createStoredFile(db, 'dag', 'swap-gone', 'steps: [old]\n', as('alice'));
+    const before = await storedFilesVersions(db, ['dag', 'doc']);
+    const { outcomes, result } = await swapStoredFiles(other, [
+      { kind: 'dag', name: 'swap-kept', content: 'steps: [theirs]\n', expectedHash: contentHash('steps: [read earlier]\n') },
+      { kind: 'dag', name: 'swap-gone', content: null, expectedHash: contentHash('steps: [old]\n') },
+      { kind: 'doc', name: 'swap-new', content: '# new\n', expectedHash: null },
+      { kind: 'doc', name: 'swap-absent', content: null, expectedHash: null },
+    ], as('sync'), async (tx, seen) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE name = $1 AND content IS NULL', ['swap-gone']))[0]?.n === 1 && seen.length === 4);
+    assert.equal(result, true, 'within runs in the transaction, after the writes');
+    assert.deepEqual(outcomes.map((o) => [o.kind, o.name, o.outcome]).sort(), [['dag', 'swap-gone', 'written'], ['dag', 'swap-kept', 'stale'], ['doc', 'swap-absent', 'unchanged'], ['doc', 'swap-new', 'written']]);
+    const after = await storedFilesVersions(db, ['dag', 'doc']);
+    assert.deepEqual([after.get('dag'), after.get('doc')], [(before.get('dag') ?? 0) + 1, (before.get('doc') ?? 0) + 1], 'one version per kind written');
+    assert.equal((await storedFilesSince(db, 'dag', before.get('dag') ?? 0)).find((r) => r.name === 'swap-kept'), undefined, 'the stale file was not written');
+    const unchanged = await swapStoredFiles(db, [{ kind: 'dag', name: 'swap-kept', content: 'steps: [mine]\n', expectedHash: null }], as('sync'), () => Promise.resolve());
+    assert.deepEqual(unchanged.outcomes.map((o) => o.outcome), ['unchanged']);
+    assert.equal(await storedFilesVersion(db, 'dag'), after.get('dag'), 'nothing written takes no version');
+    await assert.rejects(swapStoredFiles(db, [{ kind: 'doc', name: 'swap-rolled-back', content: 'x', expectedHash: null }], as('sync'), () => Promise.reject(new Error('within failed'))), /within failed/);
+    assert.equal(await storedFilesVersion(db, 'doc'), after.get('doc'), 'a failing within rolls the files back');
   });
 
   test('simultaneous creates of one name on two coordinators: exactly one winner', async () => {

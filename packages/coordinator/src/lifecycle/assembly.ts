@@ -91,6 +91,8 @@ export interface CoordinatorParts {
 
 export interface AssemblyOptions {
   schedulerClock?: SchedulerClock;
+  /** Awaited by a repository pull between its plan and its write (tests). */
+  syncPullWindow?: () => Promise<void>;
 }
 
 /**
@@ -129,7 +131,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   const keyring = openSecretKeyring(config.secretKeys, db.capabilities, config.dataDir, logger);
   const profiles = new ProfileService(db, keyring);
   // The sync token is sealed with the same keyring; the clone under the data directory is a cache.
-  const sync = new SyncService({ db, keyring, dags: storedFiles.dag, docs: storedFiles.doc, gitdir: join(config.dataDir, 'sync', 'repository.git'), logger, writeDags: config.writeDags });
+  const sync = new SyncService({ db, keyring, dags: storedFiles.dag, docs: storedFiles.doc, gitdir: join(config.dataDir, 'sync', 'repository.git'), logger, writeDags: config.writeDags, pullWindow: options.syncPullWindow });
   const executor = new LocalExecutor({
     db,
     logFollowers,

@@ -1,5 +1,5 @@
 import {
-  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, putStoredFiles, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
+  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
   type Db, type RenameOutcome, type StoredFile, type StoredFileKind,
 } from '@trellis/store';
 import { toError } from '@trellis/core';
@@ -89,11 +89,6 @@ export class StoredKindCache {
   /** Creates or replaces (imports from a directory); undefined when the content was already this. */
   async put(name: string, content: string, by: string): Promise<StoredFile | undefined> {
     return this.applied(await putStoredFile(this.db, this.kind, name, content, { by, origin: this.origin }));
-  }
-
-  /** Creates or replaces many files in one transaction (a repository pull); seen here before it resolves. */
-  async putMany(files: Array<{ name: string; content: string }>, by: string): Promise<void> {
-    if ((await putStoredFiles(this.db, this.kind, files, { by, origin: this.origin })) > 0) await this.catchUp();
   }
 
   async delete(name: string, by: string): Promise<StoredFile | undefined> {

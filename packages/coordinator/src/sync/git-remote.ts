@@ -26,13 +26,30 @@ export class RemoteError extends Error {}
 
 const REMOTE = 'origin';
 
-function describe(error: unknown): RemoteError {
+/** The repository's host as messages name it: never the path's credentials or the token. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured URL';
+  }
+}
+
+/** A cause's text without anything secret: the token, and credentials written into the URL. */
+function redacted(text: string, access: RemoteAccess): string {
+  let out = text.replace(/\/\/[^/@\s]+@/g, '//');
+  if (access.token !== undefined && access.token !== '') out = out.split(access.token).join('***');
+  return out;
+}
+
+function describe(error: unknown, access: RemoteAccess): RemoteError {
   const cause = toError(error);
+  const host = hostOf(access.url);
   const status = (cause as { data?: { statusCode?: number } }).data?.statusCode;
-  if (status === 401 || status === 403) return new RemoteError(`the repository refused the credentials (HTTP ${status}): check auth.token`, { cause });
-  if (status === 404) return new RemoteError('the repository was not found (HTTP 404): check the repository URL', { cause });
-  if ((cause as { code?: string }).code === 'NotFoundError') return new RemoteError(`the repository has no such branch or path: ${cause.message}`, { cause });
-  return new RemoteError(`the repository could not be reached: ${cause.message}`, { cause });
+  if (status === 401 || status === 403) return new RemoteError(`the repository at ${host} refused the credentials (HTTP ${status}): check auth.token`, { cause });
+  if (status === 404) return new RemoteError(`the repository was not found at ${host} (HTTP 404): check the repository URL`, { cause });
+  if ((cause as { code?: string }).code === 'NotFoundError') return new RemoteError(`the repository at ${host} has no such branch or path: ${redacted(cause.message, access)}`, { cause });
+  return new RemoteError(`the repository at ${host} could not be reached: ${redacted(cause.message, access)}`, { cause });
 }
 
 /**
@@ -62,9 +79,9 @@ export class GitRemote {
     try {
       const info = await git.getRemoteInfo({ http, url: access.url, headers: this.headers(access) });
       const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads;
-      if (heads?.[access.branch] === undefined) throw new RemoteError(`the repository has no branch ${access.branch}`);
+      if (heads?.[access.branch] === undefined) throw new RemoteError(`the repository at ${hostOf(access.url)} has no branch ${access.branch}`);
     } catch (error) {
-      throw error instanceof RemoteError ? error : describe(error);
+      throw error instanceof RemoteError ? error : describe(error, access);
     }
   }
 
@@ -75,10 +92,10 @@ export class GitRemote {
       // A fetch may bring a new pack: the parsed ones are read afresh.
       this.cache = {};
       const result = await git.fetch({ fs, http, gitdir: this.gitdir, cache: this.cache, remote: REMOTE, ref: access.branch, singleBranch: true, tags: false, headers: this.headers(access) });
-      if (result.fetchHead === null) throw new RemoteError(`the repository has no branch ${access.branch}`);
+      if (result.fetchHead === null) throw new RemoteError(`the repository at ${hostOf(access.url)} has no branch ${access.branch}`);
       return result.fetchHead;
     } catch (error) {
-      throw error instanceof RemoteError ? error : describe(error);
+      throw error instanceof RemoteError ? error : describe(error, access);
     }
   }
 
@@ -103,6 +120,27 @@ export class GitRemote {
       if (entry.type === 'tree') await this.collect(entry.oid, `${path}/`, into);
       else if (entry.type === 'blob') into.set(path, Buffer.from((await git.readBlob({ fs, gitdir: this.gitdir, cache: this.cache, oid: entry.oid })).blob).toString('utf8'));
     }
+  }
+
+  /** A file at a commit (path from the repository root); undefined when the commit does not have it. */
+  async fileAt(commit: string, filepath: string, cache: object = this.cache): Promise<string | undefined> {
+    try {
+      return Buffer.from((await git.readBlob({ fs, gitdir: this.gitdir, cache, oid: commit, filepath })).blob).toString('utf8');
+    } catch (error) {
+      if ((error as { code?: string }).code === 'NotFoundError') return undefined;
+      throw error;
+    }
+  }
+
+  /**
+   * A file as the branch was at this clone's last fetch, read with a cache of its own: it may run
+   * while a fetch writes into the clone (a half-written pack index then fails this read, and
+   * is not kept for later ones). Throws when the clone has not fetched the branch.
+   */
+  async fetchedFile(branch: string, filepath: string): Promise<string | undefined> {
+    const cache = {};
+    const head = await git.resolveRef({ fs, gitdir: this.gitdir, ref: `refs/remotes/${REMOTE}/${branch}` });
+    return this.fileAt(head, filepath, cache);
   }
 
   /** The newest commit at or before `head` that touched `filepath`, else `head` itself. */
@@ -130,9 +168,9 @@ export class GitRemote {
     await git.writeRef({ fs, gitdir: this.gitdir, ref: `refs/heads/${access.branch}`, value: oid, force: true });
     try {
       const result = await git.push({ fs, http, gitdir: this.gitdir, cache: this.cache, remote: REMOTE, ref: access.branch, remoteRef: access.branch, headers: this.headers(access) });
-      if (!result.ok) throw new RemoteError(`the repository refused the push: ${result.error ?? 'unknown reason'}`);
+      if (!result.ok) throw new RemoteError(`the repository at ${hostOf(access.url)} refused the push: ${result.error ?? 'unknown reason'}`);
     } catch (error) {
-      throw error instanceof RemoteError ? error : describe(error);
+      throw error instanceof RemoteError ? error : describe(error, access);
     }
     return oid;
   }

@@ -2,8 +2,8 @@ import {
   BadRequestError, ForbiddenError, NotFoundError, ServiceUnavailableError, SyncConflictError, toError,
 } from '@trellis/core';
 import {
-  contentHash, deleteSyncItem, getSyncConfig, listSyncItems, putSyncConfig, putSyncItem, recordSyncedCommit, recordSyncedSpec, withSyncLock,
-  type Db, type Queryable, type SyncConfigRecord, type SyncItemRecord,
+  contentHash, deleteSyncItem, deleteSyncItems, getSyncConfig, listSyncItems, putSyncConfig, recordSyncedCommit, swapStoredFiles, withSyncLock,
+  type Db, type Queryable, type StoredFileSwap, type StoredFileSwapOutcome, type SyncConfigRecord, type SyncItemRecord,
 } from '@trellis/store';
 import type { SecretKeyring } from '../profiles/secret-keyring.js';
 import { SYNC_TOKEN_SECRET_ID } from './sync-token-id.js';
@@ -14,6 +14,7 @@ import type { Logger } from '../logging/logger.js';
 import { GitRemote, RemoteError, type FileChanges, type RemoteAccess } from './git-remote.js';
 import { DEFAULT_SYNC_SETTINGS, syncSettingsSchema, type SyncSettings } from './sync-settings.js';
 import { itemIdOf, itemOfFile, parseItemId, relativeFileOf, statusOf, SYNC_STATUSES, type ItemRef, type SyncKind, type SyncStatus } from './sync-items.js';
+import { bothChanged, SyncStateChanges } from './sync-state-changes.js';
 
 
 /** Who writes what a pull brings: recorded as the stored files' `updatedBy`. */
@@ -63,6 +64,8 @@ export interface SyncServiceDeps {
   logger: Logger;
   /** The server's `writeDags` setting (the contract's `write_dags` permission). */
   writeDags: boolean;
+  /** Awaited by a pull between its plan and its write (tests land an API edit in that window). */
+  pullWindow?: (() => Promise<void>) | undefined;
 }
 
 /** The local files, the repository's and the state of one sync step, read before anything is written. */
@@ -81,7 +84,7 @@ interface PullPlan {
   state?: 'agree' | 'drop' | Pick<SyncItemRecord, 'syncedHash' | 'remoteHash' | 'syncedCommit'>;
 }
 
-const keyOf = (ref: ItemRef): string => `${ref.kind}:${ref.name}`;
+const keyOf = (ref: { kind: string; name: string }): string => `${ref.kind}:${ref.name}`;
 const hashOf = (content: string | undefined): string | undefined => (content !== undefined ? contentHash(content) : undefined);
 
 /**
@@ -96,6 +99,8 @@ export class SyncService {
   private readonly remote: GitRemote;
   /** In-process turn-taking: PGlite's lock excludes nothing, and two requests here should not interleave either. */
   private turn: Promise<unknown> = Promise.resolve();
+  /** Turn-taking on this coordinator's clone: two fetches, or a fetch and a push, must not write into it at once. */
+  private gitTurn: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: SyncServiceDeps) {
     this.remote = new GitRemote(deps.gitdir);
@@ -227,6 +232,33 @@ export class SyncService {
     return next;
   }
 
+  /** One operation on the clone at a time on this coordinator (each coordinator has its own clone). */
+  private git<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.gitTurn.catch(() => undefined).then(fn);
+    this.gitTurn = next;
+    return next;
+  }
+
+  /**
+   * Writes files only where they are still as the step read them (see swapStoredFiles), with
+   * the state `record` gathers from the outcomes in the same transaction; the caches have the
+   * files before it resolves.
+   */
+  private async swap(swaps: StoredFileSwap[], record: (outcomes: StoredFileSwapOutcome[]) => { changes: SyncStateChanges; commit?: string | undefined }): Promise<StoredFileSwapOutcome[]> {
+    const { outcomes } = await swapStoredFiles(this.deps.db, swaps, { by: SYNC_WRITER, origin: this.deps.dags.origin }, async (tx: Queryable, done) => {
+      const { changes, commit } = record(done);
+      await changes.write(tx, commit);
+    });
+    const written = new Set(outcomes.filter((o) => o.outcome === 'written').map((o) => o.kind));
+    await Promise.all([...written].map((kind) => this.cache(kind as SyncKind).catchUp()));
+    return outcomes;
+  }
+
+  /** The swap of one item from the content the step read (`item.local`) to `content` (null: delete). */
+  private swapOf(item: Item, content: string | null): StoredFileSwap {
+    return { kind: item.kind, name: item.name, content, expectedHash: hashOf(item.local) ?? null };
+  }
+
   /** Fetches and reads the repository's files under the sync path: everything a step needs from the network. */
   private async snapshot(requirePush: boolean): Promise<Snapshot> {
     const record = await getSyncConfig(this.deps.db);
@@ -234,18 +266,15 @@ export class SyncService {
     if (!settings.enabled || settings.repository === '') throw new BadRequestError('repository sync is not enabled: configure it with PUT /sync/config');
     if (requirePush && !settings.pushEnabled) throw new BadRequestError('repository sync is in read-only mode (pushEnabled: false): nothing is pushed to the repository');
     const access = this.access(settings, record);
-    const head = await this.remote.fetch(access);
-    const remote = new Map<string, string>();
-    for (const [relative, content] of await this.remote.files(head, settings.path)) {
-      const ref = itemOfFile(relative);
-      if (ref !== undefined) remote.set(keyOf(ref), content);
-    }
-    return { settings, access, head, remote };
-  }
-
-  private async write(ref: ItemRef, content: string | undefined): Promise<void> {
-    if (content === undefined) await this.cache(ref.kind).delete(ref.name, SYNC_WRITER);
-    else await this.cache(ref.kind).put(ref.name, content, SYNC_WRITER);
+    return this.git(async () => {
+      const head = await this.remote.fetch(access);
+      const remote = new Map<string, string>();
+      for (const [relative, content] of await this.remote.files(head, settings.path)) {
+        const ref = itemOfFile(relative);
+        if (ref !== undefined) remote.set(keyOf(ref), content);
+      }
+      return { settings, access, head, remote };
+    });
   }
 
   private outcome(message: string, parts: Partial<SyncOutcome> = {}): SyncOutcome {
@@ -282,11 +311,9 @@ export class SyncService {
         const ref = { kind: kind as SyncKind, name: rest.join(':') };
         items.push({ ...ref, itemId: itemIdOf(ref), local: undefined, row: undefined });
       }
-      const result = { synced: [] as string[], modified: [] as string[], conflicts: [] as string[] };
       const plans = items.map((item) => ({ item, plan: this.planPull(snap, item) }));
-      for (const { item, plan } of plans) if (plan.verdict !== undefined) result[plan.verdict].push(item.itemId);
-      await this.applyPull(snap, plans);
-      await recordSyncedCommit(this.deps.db, snap.head);
+      await this.deps.pullWindow?.();
+      const result = await this.applyPull(snap, plans);
       if (actor !== undefined) await recordAudit(this.deps.db, actor, { type: 'sync.pulled', message: `pulled ${snap.settings.branch} at ${snap.head.slice(0, 12)}`, data: { commit: snap.head, ...result } });
       return this.outcome(`pulled ${snap.head.slice(0, 12)}: ${result.synced.length} synced, ${result.modified.length} modified here, ${result.conflicts.length} in conflict`, result);
     });
@@ -318,24 +345,31 @@ export class SyncService {
   }
 
   /**
-   * Writes what the plans decided: the files of each kind in one transaction (one change for
-   * every coordinator to catch up on), then the state in one transaction.
+   * Writes what the plans decided, files of both kinds and the state in one transaction. Each
+   * file is written only if it still holds what the plan read: one changed here in between (an
+   * API edit) is kept, recorded as changed on both sides and reported as a conflict.
    */
-  private async applyPull(snap: Snapshot, plans: Array<{ item: Item; plan: PullPlan }>): Promise<void> {
-    for (const kind of ['dag', 'doc'] as const) {
-      const ofKind = plans.filter(({ item, plan }) => item.kind === kind && plan.write !== undefined);
-      const puts = ofKind.flatMap(({ item, plan }) => (typeof plan.write === 'string' ? [{ name: item.name, content: plan.write }] : []));
-      await this.cache(kind).putMany(puts, SYNC_WRITER);
-      for (const { item, plan } of ofKind) if (plan.write === null) await this.cache(kind).delete(item.name, SYNC_WRITER);
-    }
-    await this.deps.db.transaction(async (tx) => {
+  private async applyPull(snap: Snapshot, plans: Array<{ item: Item; plan: PullPlan }>): Promise<Pick<SyncOutcome, 'synced' | 'modified' | 'conflicts'>> {
+    const result = { synced: [] as string[], modified: [] as string[], conflicts: [] as string[] };
+    const swaps = plans.flatMap(({ item, plan }) => (plan.write !== undefined ? [this.swapOf(item, plan.write)] : []));
+    await this.swap(swaps, (outcomes) => {
+      const stale = new Set(outcomes.filter((o) => o.outcome === 'stale').map(keyOf));
+      const changes = new SyncStateChanges();
       for (const { item, plan } of plans) {
         const content = snap.remote.get(keyOf(item));
-        if (plan.state === 'drop') await deleteSyncItem(tx, item.kind, item.name);
-        else if (plan.state === 'agree' && content !== undefined) await this.agreed(item, content, snap.head, tx);
-        else if (typeof plan.state === 'object') await putSyncItem(tx, { kind: item.kind, name: item.name, syncedHash: plan.state.syncedHash, remoteHash: plan.state.remoteHash, syncedCommit: plan.state.syncedCommit });
+        if (stale.has(keyOf(item))) {
+          changes.put(bothChanged(item, item.row, content, snap.head));
+          result.conflicts.push(item.itemId);
+          continue;
+        }
+        if (plan.verdict !== undefined) result[plan.verdict].push(item.itemId);
+        if (plan.state === 'drop') changes.drop(item);
+        else if (plan.state === 'agree' && content !== undefined) changes.agreed(item, content, snap.head);
+        else if (typeof plan.state === 'object') changes.put({ kind: item.kind, name: item.name, ...plan.state });
       }
+      return { changes, commit: snap.head };
     });
+    return result;
   }
 
   /** The item an id names, as this side and the state have it; 400 for an id that names nothing valid, 404 for one unknown here. */
@@ -352,14 +386,28 @@ export class SyncService {
 
   async diff(itemId: string): Promise<{ itemId: string; filePath: string; status: SyncStatus; localContent: string; remoteContent: string }> {
     const { settings, item, status } = await this.item(itemId);
-    let remoteContent = '';
-    if (item.row !== undefined) {
-      const snap = await this.exclusive(() => this.snapshot(false)).catch((error: unknown) => {
-        throw error instanceof RemoteError ? new ServiceUnavailableError(error.message) : error;
-      });
-      remoteContent = snap.remote.get(keyOf(item)) ?? '';
-    }
+    const remoteContent = item.row !== undefined ? ((await this.repositoryCopy(settings, item.row)) ?? '') : '';
     return { itemId, filePath: this.filePath(settings, item), status, localContent: item.local ?? '', remoteContent };
+  }
+
+  /**
+   * The repository's copy of an item, for a reader (diff), without the cluster sync lock: a
+   * read changes no shared state, and taking the writers' lock would make a diff wait for a
+   * whole pull (network included) and a pull wait for a diff's fetch. The state's `remoteHash`
+   * says which version the last fetch (by any coordinator) saw; this coordinator's clone holds
+   * it unless another coordinator made that fetch, so most diffs read the clone alone. That
+   * read shares no parsed-pack cache, so a fetch writing into the clone meanwhile can at worst
+   * make it fail, and then it fetches. Only a clone behind the state fetches, and then under
+   * this coordinator's clone turn alone (two fetches must not write one clone at once), so it
+   * waits at most for this coordinator's own git operation, never for another's pull.
+   */
+  private async repositoryCopy(settings: SyncSettings, row: SyncItemRecord): Promise<string | undefined> {
+    const path = this.filePath(settings, row);
+    const local = await this.remote.fetchedFile(settings.branch, path).catch(() => null);
+    if (local !== null && (hashOf(local) ?? null) === row.remoteHash) return local;
+    const record = await getSyncConfig(this.deps.db);
+    const access = this.access(settings, record);
+    return this.git(async () => this.remote.fileAt(await this.remote.fetch(access), path)).catch((error: unknown) => this.remoteFailure(error));
   }
 
   /** A 409 unless forced when the repository's copy is no longer the one this side last agreed with. */
@@ -368,35 +416,42 @@ export class SyncService {
     const remoteHash = hashOf(snap.remote.get(keyOf(item)));
     const base = item.row === undefined ? undefined : item.row.syncedHash ?? 'never-agreed';
     if (remoteHash === base || remoteHash === hashOf(item.local)) return;
-    const change = await this.remote.lastChange(snap.head, this.filePath(snap.settings, item));
+    const change = await this.git(() => this.remote.lastChange(snap.head, this.filePath(snap.settings, item)));
     throw new SyncConflictError(`${item.itemId} was changed in the repository since it was last synced (${change.oid.slice(0, 12)} by ${change.author}): pull, or publish with force`, {
       itemId: item.itemId, remoteCommit: change.oid, remoteAuthor: change.author, remoteMessage: change.message,
     });
   }
 
-  /** Commits the changes (paths relative to the sync path) and records what both sides now agree on. */
-  private async commit(snap: Snapshot, changes: Array<{ ref: ItemRef; content: string | null }>, message: string): Promise<string> {
+  /** Commits the changes (paths relative to the sync path) and pushes them; the new commit. Nothing is recorded here. */
+  private push(snap: Snapshot, changes: Array<{ ref: ItemRef; content: string | null }>, message: string): Promise<string> {
     const files: FileChanges = new Map(changes.map(({ ref, content }) => [this.filePath(snap.settings, ref), content]));
     const author = { name: snap.settings.commit.authorName, email: snap.settings.commit.authorEmail };
-    const oid = await this.remote.commitAndPush(snap.access, snap.head, files, message, author);
+    return this.git(() => this.remote.commitAndPush(snap.access, snap.head, files, message, author));
+  }
+
+  /** Pushes the changes and records what both sides now agree on, in one transaction. */
+  private async commit(snap: Snapshot, changes: Array<{ ref: ItemRef; content: string | null }>, message: string): Promise<string> {
+    const oid = await this.push(snap, changes, message);
+    const state = new SyncStateChanges();
     for (const { ref, content } of changes) {
-      if (content === null) await deleteSyncItem(this.deps.db, ref.kind, ref.name);
-      else await this.agreed(ref, content, oid);
+      if (content === null) state.drop(ref);
+      else state.agreed(ref, content, oid);
     }
-    await recordSyncedCommit(this.deps.db, oid);
+    await this.deps.db.transaction((tx) => state.write(tx, oid));
     return oid;
   }
 
   /**
-   * Both sides hold `content` as of `commit`. For a DAG the commit is also noted against the
-   * text's hash, so a run of this exact definition names the commit it came from.
+   * A repository that cannot be reached or refuses us, on the endpoints that answer a message
+   * rather than a pull-shaped result (diff, discard, delete, delete-missing, move): 503
+   * `service_unavailable`. Their rows list 400/404/409, but those are the request's own faults
+   * (bad or unknown item, read-only mode, someone else pushed), and none fits here: the request
+   * was valid and the step may succeed unchanged later. The contract's general rules have the
+   * status and code for that: `service_unavailable` is in its code list and 503 its status
+   * when something the service needs is not there (as the database or the identity provider
+   * answer elsewhere in this server); 500 would say the server failed, which it did not. The
+   * message names the repository's host, never the token (see GitRemote).
    */
-  private async agreed(ref: ItemRef, content: string, commit: string, q: Queryable = this.deps.db): Promise<void> {
-    const hash = contentHash(content);
-    await putSyncItem(q, { kind: ref.kind, name: ref.name, syncedHash: hash, remoteHash: hash, syncedCommit: commit });
-    if (ref.kind === 'dag') await recordSyncedSpec(q, hash, commit);
-  }
-
   private remoteFailure(error: unknown): never {
     throw error instanceof RemoteError ? new ServiceUnavailableError(error.message) : error;
   }
@@ -469,7 +524,11 @@ export class SyncService {
     }));
   }
 
-  /** Back to the repository's version: this side's change is dropped (a missing item comes back). */
+  /**
+   * Back to the repository's version: this side's change is dropped (a missing item comes back),
+   * file and state in one transaction. A change made here after this step read the item is not
+   * dropped unseen: the item is then left as it is.
+   */
   async discard(actor: Actor, itemId: string): Promise<{ message: string }> {
     this.requireWriteDags();
     return this.exclusive(async () => {
@@ -477,9 +536,14 @@ export class SyncService {
       if (status === 'untracked') throw new BadRequestError(`${itemId} is untracked: the repository has no version of it to go back to`, { itemId });
       const snap = await this.snapshot(false).catch((error: unknown) => this.remoteFailure(error));
       const remote = snap.remote.get(keyOf(item));
-      await this.write(item, remote);
-      if (remote === undefined) await deleteSyncItem(this.deps.db, item.kind, item.name);
-      else await this.agreed(item, remote, snap.head);
+      const [outcome] = await this.swap([this.swapOf(item, remote ?? null)], ([done]) => {
+        const changes = new SyncStateChanges();
+        if (done?.outcome === 'stale') return { changes };
+        if (remote === undefined) changes.drop(item);
+        else changes.agreed(item, remote, snap.head);
+        return { changes };
+      });
+      if (outcome?.outcome === 'stale') return { message: `${itemId} changed here while it was being discarded: it was left as it is; discard again to drop that change too` };
       await recordAudit(this.deps.db, actor, { type: 'sync.discarded', message: `discarded the local changes of ${itemId}`, data: { itemId, commit: snap.head } });
       return { message: `${itemId} is back to the repository's version at ${snap.head.slice(0, 12)}` };
     });
@@ -495,7 +559,12 @@ export class SyncService {
     return { message: `${itemId} forgotten` };
   }
 
-  /** Removes the item from the repository (one commit), from this side and from the state. */
+  /**
+   * Removes the item from the repository (one commit), then from this side and from the state
+   * in one transaction. Should the process die between the push and that transaction, the file
+   * and its state are here as before: a synced item is then deleted here by the next pull, as
+   * the repository no longer has it; a modified one shows in conflict.
+   */
   async delete(actor: Actor, itemId: string, message: string | undefined, force: boolean): Promise<{ message: string }> {
     this.requireWriteDags();
     return this.exclusive(async () => {
@@ -504,30 +573,45 @@ export class SyncService {
       if (status === 'untracked') throw new BadRequestError(`${itemId} is untracked: it is not in the repository`, { itemId });
       if (status === 'modified' && !force) throw new BadRequestError(`${itemId} has local changes: delete with force to drop them`, { itemId });
       const snap = await this.snapshot(true).catch((error: unknown) => this.remoteFailure(error));
-      if (snap.remote.has(keyOf(item))) await this.commit(snap, [{ ref: item, content: null }], message ?? `Delete ${itemId}`).catch((error: unknown) => this.remoteFailure(error));
-      else await deleteSyncItem(this.deps.db, item.kind, item.name);
-      if (item.local !== undefined) await this.write(item, undefined);
+      const oid = snap.remote.has(keyOf(item)) ? await this.push(snap, [{ ref: item, content: null }], message ?? `Delete ${itemId}`).catch((error: unknown) => this.remoteFailure(error)) : undefined;
+      // A change made here since this step read the item is kept: the file stays, untracked.
+      await this.swap(item.local !== undefined ? [this.swapOf(item, null)] : [], () => {
+        const changes = new SyncStateChanges();
+        changes.drop(item);
+        return { changes, commit: oid };
+      });
       await recordAudit(this.deps.db, actor, { type: 'sync.deleted', message: `deleted ${itemId} from the repository`, data: { itemId } });
       return { message: `${itemId} deleted from the repository and here` };
     });
   }
 
-  /** Deletes from the repository every item that is missing here (one commit), and their state. */
+  /** Deletes from the repository every item that is missing here (one commit), then their state in one transaction. */
   async deleteMissing(actor: Actor, message: string | undefined): Promise<{ deleted: string[]; message: string }> {
     this.requireWriteDags();
     return this.exclusive(async () => {
       const snap = await this.snapshot(true).catch((error: unknown) => this.remoteFailure(error));
       const missing = (await this.items()).filter((item) => this.view(snap.settings, item)?.status === 'missing');
       const inRepository = missing.filter((item) => snap.remote.has(keyOf(item)));
-      if (inRepository.length > 0) await this.commit(snap, inRepository.map((ref) => ({ ref, content: null })), message ?? `Delete ${inRepository.length} item(s)`).catch((error: unknown) => this.remoteFailure(error));
-      for (const item of missing) await deleteSyncItem(this.deps.db, item.kind, item.name);
+      const oid = inRepository.length > 0 ? await this.push(snap, inRepository.map((ref) => ({ ref, content: null })), message ?? `Delete ${inRepository.length} item(s)`).catch((error: unknown) => this.remoteFailure(error)) : undefined;
+      await this.deps.db.transaction(async (tx) => {
+        await deleteSyncItems(tx, missing);
+        if (oid !== undefined) await recordSyncedCommit(tx, oid);
+      });
       const deleted = missing.map((item) => item.itemId);
       if (deleted.length > 0) await recordAudit(this.deps.db, actor, { type: 'sync.deleted', message: `deleted ${deleted.length} missing item(s) from the repository`, data: { itemIds: deleted } });
       return { deleted, message: deleted.length === 0 ? 'no missing items' : `deleted ${deleted.length} missing item(s)` };
     });
   }
 
-  /** Renames an item here and in the repository (one commit); a DAG stays a DAG and a document a document. */
+  /**
+   * Renames an item in the repository (one commit), then here: the rename and the state change
+   * in one transaction after the push. Should the process die between the push and that
+   * transaction, nothing is lost: the file is still here under its old name with the state it
+   * had, so the next status shows it as before the move; the next pull then completes the move
+   * for a synced item (the old name, gone from the repository and unchanged here, is deleted;
+   * the new one comes in), and shows a modified one in conflict. A DAG stays a DAG and a
+   * document a document.
+   */
   async move(actor: Actor, itemId: string, newItemId: string, message: string | undefined, force: boolean): Promise<{ message: string }> {
     this.requireWriteDags();
     return this.exclusive(async () => {
@@ -536,14 +620,23 @@ export class SyncService {
       const { item, settings } = await this.item(itemId);
       if (target.kind !== item.kind) throw new BadRequestError('an item cannot move between DAGs and documents', { itemId, newItemId });
       if (!settings.pushEnabled) throw new BadRequestError('repository sync is in read-only mode (pushEnabled: false): nothing is moved in the repository', { itemId });
-      if (item.local === undefined) throw new BadRequestError(`${itemId} is missing here: nothing to move`, { itemId });
+      const content = item.local;
+      if (content === undefined) throw new BadRequestError(`${itemId} is missing here: nothing to move`, { itemId });
       const snap = await this.snapshot(true).catch((error: unknown) => this.remoteFailure(error));
       await this.checkConflict(snap, item, force);
       if (this.cache(target.kind).get(target.name)?.content != null || snap.remote.has(keyOf(target))) throw new SyncConflictError(`${newItemId} exists already`, { itemId, remoteCommit: snap.head, remoteAuthor: '', remoteMessage: '' });
-      const changes = [{ ref: item as ItemRef, content: null }, { ref: target, content: item.local }];
-      await this.commit(snap, changes, message ?? `Move ${itemId} to ${newItemId}`).catch((error: unknown) => this.remoteFailure(error));
-      const renamed = await this.cache(item.kind).rename(item.name, target.name, SYNC_WRITER);
-      if (!renamed.renamed) await this.write(target, item.local);
+      const oid = await this.push(snap, [{ ref: item, content: null }, { ref: target, content }], message ?? `Move ${itemId} to ${newItemId}`).catch((error: unknown) => this.remoteFailure(error));
+      const targetItem: Item = { ...target, itemId: newItemId, local: undefined, row: undefined };
+      await this.swap([this.swapOf(item, null), this.swapOf(targetItem, content)], (outcomes) => {
+        const stale = new Set(outcomes.filter((o) => o.outcome === 'stale').map(keyOf));
+        const changes = new SyncStateChanges();
+        // Either name changed here meanwhile: that file is kept, and shows in conflict with the repository.
+        if (stale.has(keyOf(item))) changes.put(bothChanged(item, item.row, undefined, oid));
+        else changes.drop(item);
+        if (stale.has(keyOf(target))) changes.put(bothChanged(target, undefined, content, oid));
+        else changes.agreed(target, content, oid);
+        return { changes, commit: oid };
+      });
       await recordAudit(this.deps.db, actor, { type: 'sync.moved', message: `moved ${itemId} to ${newItemId}`, data: { itemId, newItemId } });
       return { message: `${itemId} moved to ${newItemId}` };
     });
@@ -553,7 +646,7 @@ export class SyncService {
   async cleanup(actor: Actor): Promise<{ forgotten: string[]; message: string }> {
     this.requireWriteDags();
     const missing = (await this.items()).filter((item) => item.row !== undefined && item.local === undefined);
-    for (const item of missing) await deleteSyncItem(this.deps.db, item.kind, item.name);
+    await deleteSyncItems(this.deps.db, missing);
     const forgotten = missing.map((item) => item.itemId);
     if (forgotten.length > 0) await recordAudit(this.deps.db, actor, { type: 'sync.cleaned', message: `forgot ${forgotten.length} missing item(s)`, data: { itemIds: forgotten } });
     return { forgotten, message: `forgot ${forgotten.length} missing item(s)` };

@@ -21,7 +21,7 @@ export async function startTestCoordinator(
   label: string,
   dags: Record<string, string>,
   overrides: Partial<RawServerConfig> = {},
-  { logger = createSilentLogger(), ...options }: Pick<StartOptions, 'schedulerClock' | 'db' | 'watch'> & { logger?: Logger } = {},
+  { logger = createSilentLogger(), ...options }: Pick<StartOptions, 'schedulerClock' | 'db' | 'watch' | 'syncPullWindow'> & { logger?: Logger } = {},
 ): Promise<TestCoordinator> {
   const dir = mkdtempSync(join(tmpdir(), 'trellis-coord-'));
   mkdirSync(join(dir, 'dags'));

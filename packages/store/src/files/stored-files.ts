@@ -126,15 +126,108 @@ export function putStoredFile(db: Db, kind: StoredFileKind, name: string, conten
   return writeKind(db, kind, async (tx, version) => first(await tx.query<StoredRow>(PUT, [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin])));
 }
 
-/** Creates or replaces many files in one transaction (one version, one commit): a directory imported at start. Resolves to how many changed. */
+/** Rows per multi-row statement: bounds a statement's size (a DAG file is a few KB) while 1,000 files take two round trips. */
+const CHUNK = 500;
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+/** PUT for many rows at once: the files as parallel arrays ($2 names, $3 contents, $4 hashes), one version. */
+const PUT_MANY = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin)
+  SELECT $1, i.name, i.content, i.content_hash, $5, $6, $7 FROM unnest($2::text[], $3::bytea[], $4::text[]) AS i(name, content, content_hash)
+  ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
+    created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+  WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
+  RETURNING name`;
+
+/** Creates or replaces many files in one transaction (one version, one commit, a statement per chunk): a directory imported at start. Resolves to how many changed. */
 export async function putStoredFiles(db: Db, kind: StoredFileKind, files: Array<{ name: string; content: string }>, writer: StoredFileWriter): Promise<number> {
   if (files.length === 0) return 0;
   const changed = await writeKind(db, kind, async (tx, version) => {
     let count = 0;
-    for (const { name, content } of files) count += (await tx.query(PUT, [kind, name, bytes(content), contentHash(content), version, writer.by, writer.origin])).length;
+    for (const chunk of chunks(files)) {
+      const rows = await tx.query(PUT_MANY, [kind, chunk.map((f) => f.name), chunk.map((f) => bytes(f.content)), chunk.map((f) => contentHash(f.content)), version, writer.by, writer.origin]);
+      count += rows.length;
+    }
     return count > 0 ? count : undefined;
   });
   return changed ?? 0;
+}
+
+/**
+ * A change written only if the file is still as its writer last read it: `expectedHash` is the
+ * live file's content hash then (null: there was no live file). `content` null deletes.
+ */
+export interface StoredFileSwap {
+  kind: StoredFileKind;
+  name: string;
+  content: string | null;
+  expectedHash: string | null;
+}
+
+/** `written`; `unchanged`: the file already held the content; `stale`: it changed since it was read, and was left alone. */
+export interface StoredFileSwapOutcome {
+  kind: StoredFileKind;
+  name: string;
+  outcome: 'written' | 'unchanged' | 'stale';
+}
+
+/**
+ * The compare-and-swap of many rows in one statement: $2..$5 are the parallel arrays of names,
+ * contents, content hashes and expected hashes. The file's current hash is read and the row
+ * written by the same statement, while the transaction holds the kind's counter row (which
+ * every writer of the kind takes first), so no other write of the kind lands in between.
+ */
+const SWAP_MANY = `WITH input AS (
+    SELECT * FROM unnest($2::text[], $3::bytea[], $4::text[], $5::text[]) AS i(name, content, content_hash, expected_hash)
+  ), seen AS (
+    SELECT i.*, f.content_hash AS current_hash FROM input i LEFT JOIN stored_files f ON f.kind = $1 AND f.name = i.name
+  ), written AS (
+    INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin)
+    SELECT $1, name, content, content_hash, $6, $7, $8 FROM seen
+    WHERE current_hash IS NOT DISTINCT FROM expected_hash AND current_hash IS DISTINCT FROM content_hash
+    ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
+      created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+    RETURNING name
+  )
+  SELECT s.name, CASE WHEN w.name IS NOT NULL THEN 'written' WHEN s.current_hash IS NOT DISTINCT FROM s.content_hash THEN 'unchanged' ELSE 'stale' END AS outcome
+  FROM seen s LEFT JOIN written w ON w.name = s.name`;
+
+/**
+ * Writes many changes of any kinds, each only if its file is still as expected (see
+ * StoredFileSwap), and runs `within` in the same transaction with the outcomes, so what the
+ * caller records about them commits or rolls back with the files. Each kind changed takes one
+ * version and one notification; a kind where nothing was written keeps its counter (a bump
+ * without rows would send every cache to catch up on nothing).
+ */
+export async function swapStoredFiles<T>(db: Db, swaps: StoredFileSwap[], writer: StoredFileWriter, within: (tx: Queryable, outcomes: StoredFileSwapOutcome[]) => Promise<T>): Promise<{ outcomes: StoredFileSwapOutcome[]; result: T }> {
+  const kinds = [...new Set(swaps.map((s) => s.kind))].sort();
+  const changed: StoredFileKind[] = [];
+  const done = await db.transaction(async (tx) => {
+    // Counter rows locked in one order: writers of one kind wait, and two multi-kind writers cannot deadlock.
+    const counters = await tx.query<{ kind: StoredFileKind; version: number }>('SELECT kind, version::float8 AS version FROM stored_file_versions WHERE kind = ANY($1::text[]) ORDER BY kind FOR UPDATE', [kinds]);
+    const outcomes: StoredFileSwapOutcome[] = [];
+    for (const { kind, version } of counters) {
+      let written = 0;
+      for (const chunk of chunks(swaps.filter((s) => s.kind === kind))) {
+        const rows = await tx.query<{ name: string; outcome: StoredFileSwapOutcome['outcome'] }>(SWAP_MANY, [
+          kind, chunk.map((s) => s.name), chunk.map((s) => (s.content !== null ? bytes(s.content) : null)), chunk.map((s) => (s.content !== null ? contentHash(s.content) : null)), chunk.map((s) => s.expectedHash), version + 1, writer.by, writer.origin,
+        ]);
+        for (const row of rows) outcomes.push({ kind, name: row.name, outcome: row.outcome });
+        written += rows.filter((row) => row.outcome === 'written').length;
+      }
+      if (written === 0) continue;
+      await tx.query('UPDATE stored_file_versions SET version = $2 WHERE kind = $1', [kind, version + 1]);
+      await tx.query('SELECT pg_notify($1, $2)', [STORED_FILES_CHANNEL, `${kind}:${version + 1}`]);
+      changed.push(kind);
+    }
+    return { outcomes, result: await within(tx, outcomes) };
+  });
+  for (const kind of changed) announceStoredFiles(db, kind);
+  return done;
 }
 
 async function tombstone(tx: Queryable, kind: StoredFileKind, name: string, version: number, writer: StoredFileWriter): Promise<StoredFile | undefined> {

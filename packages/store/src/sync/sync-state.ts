@@ -70,16 +70,25 @@ export async function listSyncItems(q: Queryable): Promise<SyncItemRecord[]> {
   return q.query<SyncItemRecord>('SELECT kind, name, synced_hash AS "syncedHash", remote_hash AS "remoteHash", synced_commit AS "syncedCommit" FROM sync_items ORDER BY kind, name');
 }
 
-export async function putSyncItem(q: Queryable, item: SyncItemRecord): Promise<void> {
+/** Upserts many entries in one statement (the entries as parallel arrays). */
+export async function putSyncItems(q: Queryable, items: SyncItemRecord[]): Promise<void> {
+  if (items.length === 0) return;
   await q.query(
-    `INSERT INTO sync_items (kind, name, synced_hash, remote_hash, synced_commit) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO sync_items (kind, name, synced_hash, remote_hash, synced_commit)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[])
      ON CONFLICT (kind, name) DO UPDATE SET synced_hash = EXCLUDED.synced_hash, remote_hash = EXCLUDED.remote_hash, synced_commit = EXCLUDED.synced_commit, updated_at = now()`,
-    [item.kind, item.name, item.syncedHash, item.remoteHash, item.syncedCommit],
+    [items.map((i) => i.kind), items.map((i) => i.name), items.map((i) => i.syncedHash), items.map((i) => i.remoteHash), items.map((i) => i.syncedCommit)],
   );
 }
 
 export async function deleteSyncItem(q: Queryable, kind: SyncItemRecord['kind'], name: string): Promise<boolean> {
   return (await q.query('DELETE FROM sync_items WHERE kind = $1 AND name = $2 RETURNING name', [kind, name])).length > 0;
+}
+
+/** Deletes many entries in one statement. */
+export async function deleteSyncItems(q: Queryable, refs: Array<Pick<SyncItemRecord, 'kind' | 'name'>>): Promise<void> {
+  if (refs.length === 0) return;
+  await q.query('DELETE FROM sync_items s USING unnest($1::text[], $2::text[]) AS r(kind, name) WHERE s.kind = r.kind AND s.name = r.name', [refs.map((r) => r.kind), refs.map((r) => r.name)]);
 }
 
 /** Any constant shared by every coordinator: the advisory lock that lets one of them sync at a time. */
@@ -99,9 +108,10 @@ export async function withSyncLock<T>(db: Db, fn: () => Promise<T>): Promise<T> 
   });
 }
 
-/** Notes the commit a DAG definition's text came from (see migration 0029); the first one is kept. */
-export async function recordSyncedSpec(q: Queryable, specHash: string, commit: string): Promise<void> {
-  await q.query('INSERT INTO synced_specs (spec_hash, git_commit) VALUES ($1, $2) ON CONFLICT (spec_hash) DO NOTHING', [specHash, commit]);
+/** Notes the commits DAG definitions' texts came from (see migration 0029), in one statement; the first one of a text is kept. */
+export async function recordSyncedSpecs(q: Queryable, specs: Array<{ specHash: string; commit: string }>): Promise<void> {
+  if (specs.length === 0) return;
+  await q.query('INSERT INTO synced_specs (spec_hash, git_commit) SELECT DISTINCT ON (h) h, c FROM unnest($1::text[], $2::text[]) AS s(h, c) ON CONFLICT (spec_hash) DO NOTHING', [specs.map((s) => s.specHash), specs.map((s) => s.commit)]);
 }
 
 /** The commit a definition text came from through sync; undefined when it did not. */

@@ -23,7 +23,6 @@ export interface ServerConfig extends Omit<ParsedServerConfig, 'auth' | 'secrets
   logDir: string;
   docsDir: string;
   uiDir: string;
-  timezone: string;
   baseConfig?: string;
   /** The config file it came from, if any. */
   configFile?: string;
@@ -163,10 +162,6 @@ function resolveSecretKeys(value: ParsedServerConfig, cwd: string, problems: str
 /** The UI package's build output beside this package (dist/config or src/config -> packages/ui/dist). */
 const BUNDLED_UI_DIR = resolve(import.meta.dirname, '..', '..', '..', 'ui', 'dist');
 
-function systemTimeZone(): string {
-  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-}
-
 /** Loads and validates the configuration once, at start-up; throws ConfigError listing every problem. */
 export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig {
   const cwd = options.cwd ?? process.cwd();
@@ -200,7 +195,6 @@ export function loadServerConfig(options: LoadConfigOptions = {}): ServerConfig 
     logDir: resolve(cwd, value.logDir ?? join(dataDir, 'logs')),
     docsDir: value.docsDir === '' ? '' : resolve(cwd, value.docsDir ?? join(dataDir, 'docs')),
     uiDir: value.uiDir !== undefined ? resolve(cwd, value.uiDir) : BUNDLED_UI_DIR,
-    timezone: value.timezone ?? systemTimeZone(),
     ...(baseConfig !== undefined ? { baseConfig } : {}),
     ...(file !== undefined ? { configFile: file } : {}),
   };

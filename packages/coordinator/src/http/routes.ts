@@ -132,7 +132,11 @@ export function sortBySpecificity(routes: AnyRoute[]): AnyRoute[] {
       .split('/')
       .map((segment) => (segment.startsWith('{') ? '1' : '0'))
       .join('');
-  return [...routes].sort((a, b) => weight(a.path).localeCompare(weight(b.path)));
+  // Strings of 0 and 1 compare the same by code unit as by locale, without loading collation data.
+  return [...routes].sort((a, b) => {
+    const [x, y] = [weight(a.path), weight(b.path)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
 }
 
 export function formatIssues(where: string, issues: readonly z.core.$ZodIssue[]): string {

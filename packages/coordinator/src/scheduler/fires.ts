@@ -31,9 +31,9 @@ function cronFires(entry: ScheduleEntry, dag: Dag, from: Date, until: Date, time
 /**
  * What a DAG's schedule asks for in one tick: start, stop and restart entries due in
  * (from, until], and one-offs whose time has come and that were not consumed yet (they stay
- * pending, tick after tick, until a run is made for them).
+ * pending, tick after tick, until a run is made for them). `timezone` is asked only for a cron entry.
  */
-export function firesFor(dag: Dag, from: Date, until: Date, timezone: string, consumed: ReadonlySet<string>, replay: boolean): Fire[] {
+export function firesFor(dag: Dag, from: Date, until: Date, timezone: () => string, consumed: ReadonlySet<string>, replay: boolean): Fire[] {
   const fires: Fire[] = [];
   for (const [kind, entries] of [['start', dag.schedule.start], ['stop', dag.schedule.stop], ['restart', dag.schedule.restart]] as const) {
     for (const entry of entries) {
@@ -41,7 +41,7 @@ export function firesFor(dag: Dag, from: Date, until: Date, timezone: string, co
         if (kind === 'start' && !consumed.has(entry.at) && new Date(entry.at).getTime() <= until.getTime()) fires.push({ kind, entry, at: new Date(entry.at) });
         continue;
       }
-      for (const at of cronFires(entry, dag, from, until, timezone, replay && kind === 'start')) fires.push({ kind, entry, at });
+      for (const at of cronFires(entry, dag, from, until, timezone(), replay && kind === 'start')) fires.push({ kind, entry, at });
     }
   }
   return fires.sort((a, b) => a.at.getTime() - b.at.getTime());

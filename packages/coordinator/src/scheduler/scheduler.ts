@@ -8,7 +8,7 @@ import type { DagIndex, IndexedDag } from '../definitions/dag-index.js';
 import type { RunService } from '../runs/run-service.js';
 import { auditRun } from '../runs/run-audit.js';
 import { SCHEDULER } from '../auth/principal.js';
-import { ceilMinute, MINUTE_MS, type SchedulerClock } from './clock.js';
+import { ceilMinute, MINUTE_MS, systemTimeZone, type SchedulerClock } from './clock.js';
 import { firesFor, scheduledRunId, type Fire } from './fires.js';
 import type { SchedulerLeadership } from './leadership.js';
 
@@ -19,7 +19,8 @@ export interface SchedulerDeps {
   runs: RunService;
   clock: SchedulerClock;
   leadership: SchedulerLeadership;
-  timezone: string;
+  /** The zone of cron entries that name none (configuration `timezone`); absent: the system's. */
+  timezone: string | undefined;
   /** The effective default profile of every DAG (configuration `defaultProfile`): the only profile a schedule entry may name and be active. */
   defaultProfile: string | undefined;
 }
@@ -54,6 +55,10 @@ export class Scheduler {
 
   constructor(private readonly deps: SchedulerDeps) {}
 
+  private timezone(): string {
+    return this.deps.timezone ?? systemTimeZone();
+  }
+
   async start(): Promise<void> {
     await this.refreshView();
     this.scheduleNext();
@@ -78,7 +83,7 @@ export class Scheduler {
     const now = this.deps.clock.now();
     let best: number | undefined;
     for (const scheduled of dag.schedule.start.filter((e) => isActive(e, this.deps.defaultProfile))) {
-      const at = scheduled.kind === 'at' ? (consumed?.has(scheduled.at) === true ? undefined : new Date(scheduled.at)) : nextRunTimes(scheduled, now, 1, this.deps.timezone)[0];
+      const at = scheduled.kind === 'at' ? (consumed?.has(scheduled.at) === true ? undefined : new Date(scheduled.at)) : nextRunTimes(scheduled, now, 1, this.timezone())[0];
       if (at !== undefined && (best === undefined || at.getTime() < best)) best = at.getTime();
     }
     return best === undefined ? '' : new Date(best).toISOString();
@@ -125,7 +130,7 @@ export class Scheduler {
     for (const entry of entries) {
       const dag = entry.result.dag;
       if (dag === undefined || suspended.has(entry.name)) continue;
-      for (const fire of firesFor(dag, from, tick, this.deps.timezone, consumed.get(entry.name) ?? new Set(), true)) {
+      for (const fire of firesFor(dag, from, tick, () => this.timezone(), consumed.get(entry.name) ?? new Set(), true)) {
         if (!isActive(fire.entry, this.deps.defaultProfile)) continue;
         if (fire.kind === 'stop') after.stops.push({ dag: entry });
         else if (fire.kind === 'restart') after.restarts.push({ dag: entry, fire });
@@ -143,7 +148,7 @@ export class Scheduler {
       if (active > 0) return void outcome.skipped.push(`${label} (pending: the DAG is busy)`);
       if (!(await consumeOneOff(tx, entry.name, fire.entry.at, id))) return;
     } else {
-      const previous = previousRunTime(fire.entry, fire.at, this.deps.timezone);
+      const previous = previousRunTime(fire.entry, fire.at, this.timezone());
       if (dag.skipIfSuccessful && previous !== undefined && (await succeededSince(tx, entry.name, previous))) return void outcome.skipped.push(`${label} (succeeded since ${previous.toISOString()})`);
       if (active > 0 && dag.overlapPolicy === 'skip') return void outcome.skipped.push(`${label} (overlap_policy skip: a run is active)`);
       if (dag.overlapPolicy === 'latest') await abortQueuedScheduledRuns(tx, entry.name, `superseded by ${id} (overlap_policy latest)`);

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { mkdirSync } from 'node:fs';
-import git, { type TreeEntry } from 'isomorphic-git';
-import http from 'isomorphic-git/http/node';
+import type Git from 'isomorphic-git';
+import type { TreeEntry } from 'isomorphic-git';
+import type Http from 'isomorphic-git/http/node';
 import { toError } from '@trellis/core';
 
 /** Where and how to reach the repository. */
@@ -25,6 +26,22 @@ export type FileChanges = Map<string, string | null>;
 export class RemoteError extends Error {}
 
 const REMOTE = 'origin';
+
+interface GitModules {
+  git: typeof Git;
+  http: typeof Http;
+}
+
+let gitModules: Promise<GitModules> | undefined;
+
+/**
+ * isomorphic-git and its HTTP client, loaded with the first call that needs them: 1.2 MB of
+ * source held as a string, and pako besides, that a coordinator without sync need not hold.
+ */
+function loadGit(): Promise<GitModules> {
+  gitModules ??= Promise.all([import('isomorphic-git'), import('isomorphic-git/http/node')]).then(([git, http]) => ({ git: git.default, http: http.default }));
+  return gitModules;
+}
 
 /** The repository's host as messages name it: never the path's credentials or the token. */
 function hostOf(url: string): string {
@@ -69,6 +86,7 @@ export class GitRemote {
   }
 
   private async prepare(access: RemoteAccess): Promise<void> {
+    const { git } = await loadGit();
     mkdirSync(this.gitdir, { recursive: true });
     await git.init({ fs, gitdir: this.gitdir, bare: true, defaultBranch: access.branch });
     await git.addRemote({ fs, gitdir: this.gitdir, remote: REMOTE, url: access.url, force: true });
@@ -76,6 +94,7 @@ export class GitRemote {
 
   /** Whether the branch can be read with these credentials; throws a RemoteError saying why not. */
   async probe(access: RemoteAccess): Promise<void> {
+    const { git, http } = await loadGit();
     try {
       const info = await git.getRemoteInfo({ http, url: access.url, headers: this.headers(access) });
       const heads = (info.refs as { heads?: Record<string, string> } | undefined)?.heads;
@@ -87,6 +106,7 @@ export class GitRemote {
 
   /** Fetches the branch; the head commit. Nothing local changes unless the whole fetch succeeded. */
   async fetch(access: RemoteAccess): Promise<string> {
+    const { git, http } = await loadGit();
     try {
       await this.prepare(access);
       // A fetch may bring a new pack: the parsed ones are read afresh.
@@ -101,6 +121,7 @@ export class GitRemote {
 
   /** Every file under `root` at a commit, by its path relative to `root`. */
   async files(commit: string, root: string): Promise<Map<string, string>> {
+    const { git } = await loadGit();
     const files = new Map<string, string>();
     let tree: string;
     try {
@@ -114,6 +135,7 @@ export class GitRemote {
   }
 
   private async collect(treeOid: string, prefix: string, into: Map<string, string>): Promise<void> {
+    const { git } = await loadGit();
     const { tree } = await git.readTree({ fs, gitdir: this.gitdir, cache: this.cache, oid: treeOid });
     for (const entry of tree) {
       const path = `${prefix}${entry.path}`;
@@ -124,6 +146,7 @@ export class GitRemote {
 
   /** A file at a commit (path from the repository root); undefined when the commit does not have it. */
   async fileAt(commit: string, filepath: string, cache: object = this.cache): Promise<string | undefined> {
+    const { git } = await loadGit();
     try {
       return Buffer.from((await git.readBlob({ fs, gitdir: this.gitdir, cache, oid: commit, filepath })).blob).toString('utf8');
     } catch (error) {
@@ -138,6 +161,7 @@ export class GitRemote {
    * is not kept for later ones). Throws when the clone has not fetched the branch.
    */
   async fetchedFile(branch: string, filepath: string): Promise<string | undefined> {
+    const { git } = await loadGit();
     const cache = {};
     const head = await git.resolveRef({ fs, gitdir: this.gitdir, ref: `refs/remotes/${REMOTE}/${branch}` });
     return this.fileAt(head, filepath, cache);
@@ -145,6 +169,7 @@ export class GitRemote {
 
   /** The newest commit at or before `head` that touched `filepath`, else `head` itself. */
   async lastChange(head: string, filepath: string): Promise<RemoteCommitInfo> {
+    const { git } = await loadGit();
     let entry;
     try {
       [entry] = await git.log({ fs, gitdir: this.gitdir, cache: this.cache, ref: head, filepath, depth: 1 });
@@ -162,6 +187,7 @@ export class GitRemote {
    * RemoteError: nothing was changed there.
    */
   async commitAndPush(access: RemoteAccess, parent: string, changes: FileChanges, message: string, author: { name: string; email: string }): Promise<string> {
+    const { git, http } = await loadGit();
     const { tree: rootTree } = await git.readCommit({ fs, gitdir: this.gitdir, cache: this.cache, oid: parent }).then((c) => c.commit);
     const tree = (await this.changedTree(rootTree, changes)) ?? (await git.writeTree({ fs, gitdir: this.gitdir, tree: [] }));
     const oid = await git.commit({ fs, gitdir: this.gitdir, cache: this.cache, message, author, tree, parent: [parent], noUpdateBranch: true });
@@ -177,6 +203,7 @@ export class GitRemote {
 
   /** The tree with the changes applied; undefined when it ends up empty (git keeps no empty directories). */
   private async changedTree(treeOid: string | undefined, changes: FileChanges): Promise<string | undefined> {
+    const { git } = await loadGit();
     const entries = new Map<string, TreeEntry>();
     if (treeOid !== undefined) for (const entry of (await git.readTree({ fs, gitdir: this.gitdir, cache: this.cache, oid: treeOid })).tree) entries.set(entry.path, entry);
     const below = new Map<string, FileChanges>();

@@ -32,12 +32,20 @@ function takeLock(dataDir: string): () => void {
   return () => rmSync(path, { force: true });
 }
 
+/**
+ * PostgreSQL's default 128 MB of shared buffers live in PGlite's WebAssembly memory, and the pages
+ * it touches stay resident for the life of the process (an idle coordinator reopening its data
+ * directory held 339 MB with them, 217 MB with 16 MB). An embedded coordinator's working set is
+ * small, and a page that is not buffered is one read from the operating system's cache.
+ */
+const START_PARAMS = [...PGlite.defaultStartParams, '-c', 'shared_buffers=16MB'];
+
 /** Embedded PostgreSQL under `<dataDir>/pgdata`, or in memory when no directory is given (tests). */
 export async function openPglite(dataDir: string | undefined): Promise<Db> {
   const release = dataDir !== undefined ? takeLock(dataDir) : () => undefined;
   let db: PGlite;
   try {
-    db = dataDir !== undefined ? await PGlite.create(join(dataDir, 'pgdata')) : await PGlite.create();
+    db = await PGlite.create({ ...(dataDir !== undefined ? { dataDir: join(dataDir, 'pgdata') } : {}), startParams: START_PARAMS });
   } catch (error) {
     release();
     throw error;

@@ -14,6 +14,8 @@ const cluster = new Cluster({
     stepwise: 'steps:\n  - name: first\n    command: sleep 3\n  - name: second\n    command: sleep 3\n  - name: third\n    command: sleep 2\n',
     // Named apart from its file: the run page must still link the DAG's file.
     gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
+    // A step that writes a line a second: its log grows while the test watches.
+    ticker: 'steps:\n  - name: count\n    command: for i in 1 2 3 4 5 6 7 8; do echo "tick $i"; sleep 1; done\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
   },
 });
@@ -152,6 +154,41 @@ describe('the web UI', () => {
           assert.deepEqual(fetches.slice(before), [], `${where}: the run was fetched while only its steps moved`);
           await node('third', 'succeeded').waitFor();
         }
+      } finally {
+        page.off('request', seen);
+      }
+    });
+  });
+
+  test("a step's log lines arrive live over its event stream while it runs: the log is not polled", async () => {
+    await withScreenshotOnFailure(page, 'live-log', async () => {
+      const dagRunId = await startRun('ticker');
+      const logPath = `/api/v1/dag-runs/ticker/${dagRunId}/steps/count/log`;
+      const streamPath = `/api/v1/events/dag-runs/ticker/${dagRunId}/steps/count/log`;
+      const polls: string[] = [];
+      const streams: string[] = [];
+      const seen = (request: { method(): string; url(): string }) => {
+        const path = new URL(request.url()).pathname;
+        if (request.method() !== 'GET') return;
+        if (path === logPath) polls.push(path);
+        if (path === streamPath) streams.push(path);
+      };
+      page.on('request', seen);
+      try {
+        await page.goto(url(`/runs/ticker/${dagRunId}?step=count`));
+        const log = page.getByTestId('log-text');
+        await log.filter({ hasText: 'tick 2' }).waitFor();
+        // From here on every line comes over the stream: the tail fetched on open is not fetched again.
+        const before = polls.length;
+        await log.filter({ hasText: 'tick 5' }).waitFor();
+        const text = (await log.textContent()) ?? '';
+        assert.match(text, /tick 3\ntick 4\ntick 5/, 'each line once, in order');
+        assert.equal((await page.getByTestId('run-status').textContent())?.includes('running'), true, 'the step is still running');
+        assert.deepEqual(polls.slice(before), [], 'the log endpoint was polled while the step ran');
+        assert.ok(streams.length > 0, "the step's log stream was opened");
+        await log.filter({ hasText: 'tick 8' }).waitFor();
+        await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
+        assert.equal((await log.textContent())?.match(/tick \d/g)?.length, 8, 'no line lost or repeated at the end');
       } finally {
         page.off('request', seen);
       }

@@ -2,11 +2,15 @@
 // scenarios end to end, live updates included, and axe-core on every page visited.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Cluster, waitFor } from './support/cluster.js';
 import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFailure } from './support/browser.js';
+import { startGitHttpRemote } from '../packages/coordinator/test/support/git-http-server.js';
 
 const cluster = new Cluster({
+  // The sync token is sealed with it.
+  config: `secretsKey: ${randomBytes(32).toString('base64')}\n`,
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
     // Eight lines hold the word the search test looks for: three in the preview, the rest on request.
@@ -330,5 +334,65 @@ describe('the web UI', () => {
       await page.getByRole('link', { name: 'greeter' }).first().waitFor();
       await assertAccessible(page, 'the runs list (dark)');
     });
+  });
+
+  test('repository sync: configure, pull, see items synced; edit a DAG, see it modified, publish it; a conflict shows who changed it', async () => {
+    const remote = await startGitHttpRemote({ 'shipped.yaml': 'steps:\n  - name: s\n    command: echo from the repository\n' });
+    const row = (item: string, status: string) => page.locator(`tr[data-item="${item}"][data-status="${status}"]`);
+    const editShipped = async (word: string) => {
+      await page.goto(url('/dags/shipped?tab=spec'));
+      await page.locator('.cm-content').waitFor();
+      await replaceSpec(`steps:\n  - name: s\n    command: echo ${word}\n`);
+      await page.getByTestId('validation').filter({ hasText: /^valid$/ }).waitFor();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sync' }).click();
+    };
+    try {
+      await withScreenshotOnFailure(page, 'sync', async () => {
+        await page.goto(url('/sync'));
+        const settings = page.getByRole('form', { name: 'Sync settings' });
+        await settings.getByLabel('Sync enabled').check();
+        await settings.getByLabel('Repository URL').fill(remote.url);
+        await settings.getByLabel('Authentication').selectOption('token');
+        await settings.getByLabel('Token', { exact: true }).fill(remote.token);
+        await settings.getByRole('button', { name: 'Save settings' }).click();
+        // Write-only: once saved the page says a token is set, and holds it nowhere.
+        await settings.getByText('A token is set.').waitFor();
+        assert.equal((await page.content()).includes(remote.token), false, 'the token is not on the page');
+        await settings.getByRole('button', { name: 'Test connection' }).click();
+        await settings.getByText(/^Connected/).waitFor();
+        await page.getByRole('button', { name: 'Pull', exact: true }).click();
+        await row('shipped', 'synced').waitFor();
+        await row('greeter', 'untracked').waitFor();
+        await page.getByTestId('sync-counts').filter({ hasText: /synced\s*1/ }).waitFor();
+        await assertAccessible(page, 'the sync page');
+
+        await editShipped('edited here');
+        await row('shipped', 'modified').waitFor();
+        await page.getByRole('button', { name: 'Diff shipped' }).click();
+        await page.getByTestId('sync-local').filter({ hasText: 'edited here' }).waitFor();
+        await page.getByTestId('sync-remote').filter({ hasText: 'from the repository' }).waitFor();
+        await assertAccessible(page, 'an item of the sync page');
+        await page.getByRole('button', { name: 'Publish shipped' }).click();
+        await row('shipped', 'synced').waitFor();
+        assert.match(remote.clone('reader').read('shipped.yaml') ?? '', /edited here/);
+
+        // Someone else changes it in the repository; publishing a local change then is a conflict.
+        const other = remote.clone('someone-else');
+        other.write('shipped.yaml', 'steps:\n  - name: s\n    command: echo theirs\n');
+        const theirs = other.commitAndPush('their change');
+        await editShipped('mine');
+        await page.getByRole('button', { name: 'Publish shipped' }).click();
+        const conflict = page.getByTestId('sync-conflict');
+        await conflict.filter({ hasText: 'Someone Else' }).filter({ hasText: 'their change' }).filter({ hasText: theirs.slice(0, 12) }).waitFor();
+        await assertAccessible(page, 'a sync conflict');
+        await conflict.getByRole('button', { name: /Overwrite/ }).click();
+        await row('shipped', 'synced').waitFor();
+        assert.match(other.read('shipped.yaml') ?? '', /echo mine/);
+      });
+    } finally {
+      await remote.close();
+    }
   });
 });

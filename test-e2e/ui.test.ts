@@ -350,6 +350,8 @@ describe('the web UI', () => {
     };
     try {
       await withScreenshotOnFailure(page, 'sync', async () => {
+        // The themes test left the dark theme on: the README's screenshots are light.
+        await page.evaluate(() => localStorage.setItem('trellis.theme', 'light'));
         await page.goto(url('/sync'));
         const settings = page.getByRole('form', { name: 'Sync settings' });
         await settings.getByLabel('Sync enabled').check();
@@ -367,6 +369,8 @@ describe('the web UI', () => {
         await row('greeter', 'untracked').waitFor();
         await page.getByTestId('sync-counts').filter({ hasText: /synced\s*1/ }).waitFor();
         await assertAccessible(page, 'the sync page');
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await readmeScreenshot(page, 'sync');
 
         await editShipped('edited here');
         await row('shipped', 'modified').waitFor();

@@ -104,7 +104,7 @@ function ConfigForm({ config, onSaved }: { config: Config; onSaved: () => void }
   };
   const test = () => void act(() => unwrap(api.POST('/sync/test-connection')).then((r) => setTested(`${r.success ? 'Connected' : 'Cannot connect'}: ${r.message}`)));
   return (
-    <form onSubmit={save} aria-label="Sync settings" className="doc-form">
+    <form onSubmit={save} aria-label="Sync settings" className="sync-settings">
       <fieldset disabled={!admin || busy}>
         <legend>Settings{admin ? '' : ' (administrators change them)'}</legend>
         <label>
@@ -260,22 +260,24 @@ function Items({ items, canWrite, canPush, onChanged }: { items: Item[]; canWrit
               <td>
                 <span className={`badge tone-${TONES[item.status]}`}>{item.status}</span>
               </td>
-              <td className="actions">
-                <button type="button" aria-expanded={open === item.itemId} aria-label={`Diff ${item.itemId}`} onClick={() => setOpen(open === item.itemId ? undefined : item.itemId)}>
-                  Diff
-                </button>
-                <button type="button" aria-label={`Publish ${item.itemId}`} disabled={!canPush || busy || item.status === 'synced' || item.status === 'missing'} onClick={() => publish(item)}>
-                  Publish
-                </button>
-                <button type="button" aria-label={`Discard ${item.itemId}`} disabled={!canWrite || busy || (item.status !== 'modified' && item.status !== 'conflict')} onClick={() => simple(item, 'discard')}>
-                  Discard
-                </button>
-                <button type="button" aria-label={`Forget ${item.itemId}`} disabled={!canWrite || busy || item.status === 'synced' || item.status === 'modified'} onClick={() => simple(item, 'forget')}>
-                  Forget
-                </button>
-                <button type="button" aria-label={`Delete ${item.itemId}`} disabled={!canPush || busy || item.status === 'untracked'} onClick={() => remove(item)}>
-                  Delete
-                </button>
+              <td>
+                <div className="actions">
+                  <button type="button" aria-expanded={open === item.itemId} aria-label={`Diff ${item.itemId}`} onClick={() => setOpen(open === item.itemId ? undefined : item.itemId)}>
+                    Diff
+                  </button>
+                  <button type="button" aria-label={`Publish ${item.itemId}`} disabled={!canPush || busy || item.status === 'synced' || item.status === 'missing'} onClick={() => publish(item)}>
+                    Publish
+                  </button>
+                  <button type="button" aria-label={`Discard ${item.itemId}`} disabled={!canWrite || busy || (item.status !== 'modified' && item.status !== 'conflict')} onClick={() => simple(item, 'discard')}>
+                    Discard
+                  </button>
+                  <button type="button" aria-label={`Forget ${item.itemId}`} disabled={!canWrite || busy || item.status === 'synced' || item.status === 'modified'} onClick={() => simple(item, 'forget')}>
+                    Forget
+                  </button>
+                  <button type="button" aria-label={`Delete ${item.itemId}`} disabled={!canPush || busy || item.status === 'untracked'} onClick={() => remove(item)}>
+                    Delete
+                  </button>
+                </div>
               </td>
             </tr>
           ))}

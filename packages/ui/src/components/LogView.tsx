@@ -86,9 +86,10 @@ function useLog(source: LogSource, key: string, follow: boolean): LogState {
         showStream();
       },
       (e: unknown) => {
+        // The stream alone then: its first text replaces what is shown, not an empty answer.
         catchUp = 0;
         show({ error: toError(e) });
-        showStream();
+        if (buffer.received > 0) showStream();
       },
     );
     if (!follow) return () => void (gone = true);
@@ -102,6 +103,8 @@ function useLog(source: LogSource, key: string, follow: boolean): LogState {
         attempt = attemptId;
         buffer.append(text);
         showStream();
+        // The stream speaks for the log now: a failed tail read is no longer the news.
+        if (streaming) show({ error: undefined });
       },
       onEnd: (statusLabel) => {
         ended = true;

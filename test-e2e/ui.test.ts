@@ -394,6 +394,20 @@ describe('the web UI', () => {
         await conflict.getByRole('button', { name: /Overwrite/ }).click();
         await row('shipped', 'synced').waitFor();
         assert.match(other.read('shipped.yaml') ?? '', /echo mine/);
+
+        // A local change discarded: the item is the repository's again.
+        await editShipped('scrapped');
+        await page.getByRole('button', { name: 'Discard shipped' }).click();
+        await row('shipped', 'synced').waitFor();
+        const spec = await cluster.call('GET', '/dags/shipped/spec');
+        assert.match(JSON.stringify(spec.json), /echo mine/);
+        // Moved: renamed here and in the repository in one go.
+        await page.getByRole('button', { name: 'Diff shipped' }).click();
+        await page.getByLabel('New id of shipped').fill('delivered');
+        await page.getByRole('button', { name: 'Move', exact: true }).click();
+        await row('delivered', 'synced').waitFor();
+        assert.match(other.read('delivered.yaml') ?? '', /echo mine/);
+        assert.equal(other.read('shipped.yaml'), undefined);
       });
     } finally {
       await remote.close();

@@ -104,6 +104,9 @@ export const runDetailsResponseSchema = z.object({ dagRun: runDetailsSchema });
 
 export const dagRunIdSchema = z.object({ dagRunId: z.string() });
 
+/** How many lines of a log to read (the contract's `head`, `tail` and `limit`): 1-10000. */
+export const logLinesQuery = z.coerce.number().int().min(1, 'must be 1-10000').max(10000, 'must be 1-10000');
+
 export const logPageSchema = z
   .object({ content: z.string(), lineCount: z.number().int(), totalLines: z.number().int(), hasMore: z.boolean(), isEstimate: z.boolean() })
   .meta({ id: 'LogPage' });

@@ -175,7 +175,7 @@ describe('the web UI', () => {
         const path = new URL(request.url()).pathname;
         if (request.method() !== 'GET') return;
         if (path === logPath) polls.push(path);
-        if (path === streamPath) streams.push(path);
+        if (path === streamPath) streams.push(new URL(request.url()).search);
       };
       page.on('request', seen);
       try {
@@ -190,6 +190,8 @@ describe('the web UI', () => {
         assert.equal((await page.getByTestId('run-status').textContent())?.includes('running'), true, 'the step is still running');
         assert.deepEqual(polls.slice(before), [], 'the log endpoint was polled while the step ran');
         assert.ok(streams.length > 0, "the step's log stream was opened");
+        // From the log's last lines, not its start: a long log is not downloaded whole.
+        assert.deepEqual(streams.filter((search) => !search.includes('tail=2000')), [], 'every stream opened from the tail');
         await log.filter({ hasText: 'tick 8' }).waitFor();
         await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
         assert.equal((await log.textContent())?.match(/tick \d/g)?.length, 8, 'no line lost or repeated at the end');

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, unwrap } from '../api/client';
+import type { operations } from '../api/schema';
 import { ErrorNote } from './common';
 import { followLog } from '../api/events';
 import { LogBuffer } from '../lib/log-buffer';
@@ -40,10 +41,15 @@ async function fetchWhole(source: LogSource): Promise<string> {
   }
 }
 
-/** The log's event stream: its text as it grows, then `end` once the run has ended. */
+/** A log stream's query, as the API declares it (the step log's has the run log's and `stream`). */
+type StreamQuery = NonNullable<operations['streamStepLog']['parameters']['query']>;
+
+/** The log's event stream from its last TAIL_LINES lines: its text as it grows, then `end` once the run has ended. */
 function streamPath(source: LogSource): string {
   const run = `/events/dag-runs/${encodeURIComponent(source.name)}/${encodeURIComponent(source.dagRunId)}`;
-  return source.step !== undefined ? `${run}/steps/${encodeURIComponent(source.step)}/log?stream=${source.stream ?? 'stdout'}` : `${run}/log`;
+  const query: StreamQuery = source.step !== undefined ? { stream: source.stream ?? 'stdout', tail: TAIL_LINES } : { tail: TAIL_LINES };
+  const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]));
+  return `${source.step !== undefined ? `${run}/steps/${encodeURIComponent(source.step)}/log` : `${run}/log`}?${search.toString()}`;
 }
 
 interface LogState {
@@ -56,9 +62,8 @@ interface LogState {
 const toError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
 
 /**
- * The log's last lines: its tail on open and, while `follow`, its event stream. The stream sends
- * the log from its start, so the tail stays on screen until the stream has caught up with it
- * (as many lines as the tail counted); from then on the page shows the stream's last lines.
+ * The log's last lines: while `follow`, from its event stream, which starts with them (its first
+ * event, empty for an empty log) and brings each line as it is written; else its tail page.
  */
 function useLog(source: LogSource, key: string, follow: boolean): LogState {
   const [state, setState] = useState<LogState>({ text: '' });
@@ -69,48 +74,24 @@ function useLog(source: LogSource, key: string, follow: boolean): LogState {
     // The text stays until the new one arrives (never a blank log); what was said of the last one goes.
     setState((s) => ({ text: s.text }));
     const show = (change: Partial<LogState>) => !gone && setState((s) => ({ ...s, ...change }));
+    if (!follow) {
+      void fetchTail(sourceRef.current).then(
+        (page) => show({ text: page.content, error: undefined }),
+        (e: unknown) => show({ error: toError(e) }),
+      );
+      return () => void (gone = true);
+    }
     const buffer = new LogBuffer(TAIL_LINES);
     let attempt: string | undefined;
-    // Lines the stream must bring before it shows more than the tail (undefined: the tail has not answered).
-    let catchUp: number | undefined;
-    let streaming = false;
-    let ended = false;
-    const showStream = () => {
-      streaming ||= ended || (catchUp !== undefined && buffer.received >= catchUp);
-      if (streaming) show({ text: buffer.text });
-    };
-    void fetchTail(sourceRef.current).then(
-      (page) => {
-        catchUp = page.isEstimate ? 0 : page.totalLines;
-        if (!streaming) show({ text: page.content, error: undefined });
-        showStream();
-      },
-      (e: unknown) => {
-        // The stream alone then: its first text replaces what is shown, not an empty answer.
-        catchUp = 0;
-        show({ error: toError(e) });
-        if (buffer.received > 0) showStream();
-      },
-    );
-    if (!follow) return () => void (gone = true);
     const stop = followLog(streamPath(sourceRef.current), {
       onText: (attemptId, text) => {
         // A retry's log starts from its start: the last attempt's lines are not this one's.
-        if (attempt !== undefined && attemptId !== attempt) {
-          buffer.clear();
-          streaming = true;
-        }
+        if (attempt !== undefined && attemptId !== attempt) buffer.clear();
         attempt = attemptId;
         buffer.append(text);
-        showStream();
-        // The stream speaks for the log now: a failed tail read is no longer the news.
-        if (streaming) show({ error: undefined });
+        show({ text: buffer.text, error: undefined });
       },
-      onEnd: (statusLabel) => {
-        ended = true;
-        showStream();
-        show({ ended: statusLabel });
-      },
+      onEnd: (statusLabel) => show({ ended: statusLabel }),
       onError: (error) => show({ error }),
     });
     return () => {

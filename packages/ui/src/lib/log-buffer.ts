@@ -1,20 +1,18 @@
 /**
  * The last lines of a log that arrives in pieces: a piece may end inside a line, and a log of
  * hundreds of megabytes keeps only `limit` lines, so the page holds a bounded amount whatever
- * the log's size. Counts every line it was given, kept or not.
+ * the log's size.
  */
 export class LogBuffer {
   private lines: string[] = [];
   /** The text after the last newline: the start of a line still being written. */
   private partial = '';
-  private complete = 0;
 
   constructor(private readonly limit: number) {}
 
   append(text: string): void {
     const pieces = (this.partial + text).split('\n');
     this.partial = pieces.pop() ?? '';
-    this.complete += pieces.length;
     this.lines.push(...pieces.slice(-this.limit));
     if (this.lines.length > this.limit) this.lines = this.lines.slice(-this.limit);
   }
@@ -22,12 +20,6 @@ export class LogBuffer {
   clear(): void {
     this.lines = [];
     this.partial = '';
-    this.complete = 0;
-  }
-
-  /** Lines received so far, the one being written included. */
-  get received(): number {
-    return this.complete + (this.partial !== '' ? 1 : 0);
   }
 
   get text(): string {

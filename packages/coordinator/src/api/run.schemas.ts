@@ -55,6 +55,7 @@ const runSummaryFields = {
 const runDetailFields = {
   error: z.string(),
   attemptId: z.string(),
+  fileName: z.string().describe('The file of the stored DAG the run was started from, as it was named then; empty for an inline run'),
   profileName: z.string().describe('The runtime profile the run uses (sub-runs and retries keep it); empty when none'),
   profileEntries: z.array(runProfileEntrySchema).describe("The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers"),
 };

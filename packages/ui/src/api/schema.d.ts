@@ -1790,6 +1790,8 @@ export interface components {
             conditions?: components["schemas"]["QueuedCondition"][];
             error: string;
             attemptId: string;
+            /** @description The file of the stored DAG the run was started from, as it was named then; empty for an inline run */
+            fileName: string;
             /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
             profileName: string;
             /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */

@@ -71,6 +71,28 @@ describe('the web UI with built-in users', () => {
     });
   });
 
+  test('repository sync in read-only mode: an admin may pull but nothing that publishes', async () => {
+    await withScreenshotOnFailure(page, 'sync-read-only', async () => {
+      await page.getByRole('link', { name: 'Sync' }).click();
+      const settings = page.getByRole('form', { name: 'Sync settings' });
+      await settings.getByLabel('Sync enabled').check();
+      await settings.getByLabel('Repository URL').fill('http://127.0.0.1:9/nowhere.git');
+      await settings.getByLabel(/Publish to the repository/).uncheck();
+      await settings.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByTestId('sync-summary').filter({ hasText: 'read-only mode' }).waitFor();
+      const row = page.locator('tr[data-item="hello"][data-status="untracked"]');
+      for (const action of ['Publish', 'Delete']) assert.equal(await row.getByRole('button', { name: `${action} hello` }).isDisabled(), true, action);
+      assert.equal(await page.getByRole('button', { name: 'Publish all' }).isDisabled(), true);
+      assert.equal(await page.getByRole('button', { name: 'Pull', exact: true }).isDisabled(), false);
+      assert.equal(await row.getByRole('button', { name: 'Forget hello' }).isDisabled(), false);
+      await assertAccessible(page, 'the sync page in read-only mode');
+      // Publishing on again: the viewer's test below writes a document first.
+      await settings.getByLabel(/Publish to the repository/).check();
+      await settings.getByRole('button', { name: 'Save settings' }).click();
+      await page.getByTestId('sync-summary').filter({ hasText: 'Enabled' }).filter({ hasNotText: 'read-only' }).waitFor();
+    });
+  });
+
   test("a viewer sees the DAGs but not the actions its role may not take", async () => {
     await withScreenshotOnFailure(page, 'viewer', async () => {
       // A document the admin writes, for the viewer to read below.
@@ -103,6 +125,12 @@ describe('the web UI with built-in users', () => {
       assert.equal(await page.getByRole('button', { name: 'Rename' }).count(), 0);
       assert.equal(await page.getByRole('form', { name: 'New document' }).count(), 0);
       await assertAccessible(page, 'the documents page of a viewer');
+      // Sync: the status and the items, but no action and no change of the settings.
+      await page.goto(url('/sync'));
+      const row = page.locator('tr[data-item="hello"]');
+      for (const action of ['Publish', 'Discard', 'Forget', 'Delete']) assert.equal(await row.getByRole('button', { name: `${action} hello` }).isDisabled(), true, action);
+      for (const button of ['Pull', 'Publish all', 'Test connection', 'Save settings']) assert.equal(await page.getByRole('button', { name: button, exact: true }).isDisabled(), true, button);
+      await assertAccessible(page, 'the sync page of a viewer');
     });
   });
 });

@@ -2,11 +2,15 @@
 // scenarios end to end, live updates included, and axe-core on every page visited.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { Cluster, waitFor } from './support/cluster.js';
 import { assertAccessible, launchChromium, readmeScreenshot, withScreenshotOnFailure } from './support/browser.js';
+import { startGitHttpRemote } from '../packages/coordinator/test/support/git-http-server.js';
 
 const cluster = new Cluster({
+  // The sync token is sealed with it.
+  config: `secretsKey: ${randomBytes(32).toString('base64')}\n`,
   dags: {
     long: 'steps:\n  - name: nap\n    command: sleep 120\n',
     // Eight lines hold the word the search test looks for: three in the preview, the rest on request.
@@ -14,6 +18,8 @@ const cluster = new Cluster({
     stepwise: 'steps:\n  - name: first\n    command: sleep 3\n  - name: second\n    command: sleep 3\n  - name: third\n    command: sleep 2\n',
     // Named apart from its file: the run page must still link the DAG's file.
     gated: 'name: release\nsteps:\n  - name: gate\n    command: echo ready\n    approval:\n      prompt: Ship it?\n      input: [TICKET, NOTE]\n      required: [TICKET]\n  - name: ship\n    command: echo "shipped $TICKET"\n',
+    // A step that writes a line a second: its log grows while the test watches.
+    ticker: 'steps:\n  - name: count\n    command: for i in 1 2 3 4 5 6 7 8; do echo "tick $i"; sleep 1; done\n',
     'on-gpu': 'worker_selector:\n  gpu: "true"\nsteps:\n  - name: render\n    command: echo gpu\n',
   },
 });
@@ -158,6 +164,43 @@ describe('the web UI', () => {
     });
   });
 
+  test("a step's log lines arrive live over its event stream while it runs: the log is not polled", async () => {
+    await withScreenshotOnFailure(page, 'live-log', async () => {
+      const dagRunId = await startRun('ticker');
+      const logPath = `/api/v1/dag-runs/ticker/${dagRunId}/steps/count/log`;
+      const streamPath = `/api/v1/events/dag-runs/ticker/${dagRunId}/steps/count/log`;
+      const polls: string[] = [];
+      const streams: string[] = [];
+      const seen = (request: { method(): string; url(): string }) => {
+        const path = new URL(request.url()).pathname;
+        if (request.method() !== 'GET') return;
+        if (path === logPath) polls.push(path);
+        if (path === streamPath) streams.push(new URL(request.url()).search);
+      };
+      page.on('request', seen);
+      try {
+        await page.goto(url(`/runs/ticker/${dagRunId}?step=count`));
+        const log = page.getByTestId('log-text');
+        await log.filter({ hasText: 'tick 2' }).waitFor();
+        // From here on every line comes over the stream: the tail fetched on open is not fetched again.
+        const before = polls.length;
+        await log.filter({ hasText: 'tick 5' }).waitFor();
+        const text = (await log.textContent()) ?? '';
+        assert.match(text, /tick 3\ntick 4\ntick 5/, 'each line once, in order');
+        assert.equal((await page.getByTestId('run-status').textContent())?.includes('running'), true, 'the step is still running');
+        assert.deepEqual(polls.slice(before), [], 'the log endpoint was polled while the step ran');
+        assert.ok(streams.length > 0, "the step's log stream was opened");
+        // From the log's last lines, not its start: a long log is not downloaded whole.
+        assert.deepEqual(streams.filter((search) => !search.includes('tail=2000')), [], 'every stream opened from the tail');
+        await log.filter({ hasText: 'tick 8' }).waitFor();
+        await page.getByTestId('run-status').filter({ hasText: 'succeeded' }).waitFor();
+        assert.equal((await log.textContent())?.match(/tick \d/g)?.length, 8, 'no line lost or repeated at the end');
+      } finally {
+        page.off('request', seen);
+      }
+    });
+  });
+
   test('documents: create one, read it rendered and as plain text, edit, rename and delete it', async () => {
     await withScreenshotOnFailure(page, 'documents', async () => {
       await page.goto(url('/docs'));
@@ -293,5 +336,83 @@ describe('the web UI', () => {
       await page.getByRole('link', { name: 'greeter' }).first().waitFor();
       await assertAccessible(page, 'the runs list (dark)');
     });
+  });
+
+  test('repository sync: configure, pull, see items synced; edit a DAG, see it modified, publish it; a conflict shows who changed it', async () => {
+    const remote = await startGitHttpRemote({ 'shipped.yaml': 'steps:\n  - name: s\n    command: echo from the repository\n' });
+    const row = (item: string, status: string) => page.locator(`tr[data-item="${item}"][data-status="${status}"]`);
+    const editShipped = async (word: string) => {
+      await page.goto(url('/dags/shipped?tab=spec'));
+      await page.locator('.cm-content').waitFor();
+      await replaceSpec(`steps:\n  - name: s\n    command: echo ${word}\n`);
+      await page.getByTestId('validation').filter({ hasText: /^valid$/ }).waitFor();
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Sync' }).click();
+    };
+    try {
+      await withScreenshotOnFailure(page, 'sync', async () => {
+        // The themes test left the dark theme on: the README's screenshots are light.
+        await page.evaluate(() => localStorage.setItem('trellis.theme', 'light'));
+        await page.goto(url('/sync'));
+        const settings = page.getByRole('form', { name: 'Sync settings' });
+        await settings.getByLabel('Sync enabled').check();
+        await settings.getByLabel('Repository URL').fill(remote.url);
+        await settings.getByLabel('Authentication').selectOption('token');
+        await settings.getByLabel('Token', { exact: true }).fill(remote.token);
+        await settings.getByRole('button', { name: 'Save settings' }).click();
+        // Write-only: once saved the page says a token is set, and holds it nowhere.
+        await settings.getByText('A token is set.').waitFor();
+        assert.equal((await page.content()).includes(remote.token), false, 'the token is not on the page');
+        await settings.getByRole('button', { name: 'Test connection' }).click();
+        await settings.getByText(/^Connected/).waitFor();
+        await page.getByRole('button', { name: 'Pull', exact: true }).click();
+        await row('shipped', 'synced').waitFor();
+        await row('greeter', 'untracked').waitFor();
+        await page.getByTestId('sync-counts').filter({ hasText: /synced\s*1/ }).waitFor();
+        await assertAccessible(page, 'the sync page');
+        await page.evaluate(() => window.scrollTo(0, 0));
+        await readmeScreenshot(page, 'sync');
+
+        await editShipped('edited here');
+        await row('shipped', 'modified').waitFor();
+        await page.getByRole('button', { name: 'Diff shipped' }).click();
+        await page.getByTestId('sync-local').filter({ hasText: 'edited here' }).waitFor();
+        await page.getByTestId('sync-remote').filter({ hasText: 'from the repository' }).waitFor();
+        await assertAccessible(page, 'an item of the sync page');
+        await page.getByRole('button', { name: 'Publish shipped' }).click();
+        await row('shipped', 'synced').waitFor();
+        assert.match(remote.clone('reader').read('shipped.yaml') ?? '', /edited here/);
+
+        // Someone else changes it in the repository; publishing a local change then is a conflict.
+        const other = remote.clone('someone-else');
+        other.write('shipped.yaml', 'steps:\n  - name: s\n    command: echo theirs\n');
+        const theirs = other.commitAndPush('their change');
+        await editShipped('mine');
+        await page.getByRole('button', { name: 'Publish shipped' }).click();
+        const conflict = page.getByTestId('sync-conflict');
+        await conflict.filter({ hasText: 'Someone Else' }).filter({ hasText: 'their change' }).filter({ hasText: theirs.slice(0, 12) }).waitFor();
+        await assertAccessible(page, 'a sync conflict');
+        await conflict.getByRole('button', { name: /Overwrite/ }).click();
+        await row('shipped', 'synced').waitFor();
+        assert.match(other.read('shipped.yaml') ?? '', /echo mine/);
+
+        // A local change discarded: the item is the repository's again.
+        await editShipped('scrapped');
+        await page.getByRole('button', { name: 'Discard shipped' }).click();
+        await row('shipped', 'synced').waitFor();
+        const spec = await cluster.call('GET', '/dags/shipped/spec');
+        assert.match(JSON.stringify(spec.json), /echo mine/);
+        // Moved: renamed here and in the repository in one go.
+        await page.getByRole('button', { name: 'Diff shipped' }).click();
+        await page.getByLabel('New id of shipped').fill('delivered');
+        await page.getByRole('button', { name: 'Move', exact: true }).click();
+        await row('delivered', 'synced').waitFor();
+        assert.match(other.read('delivered.yaml') ?? '', /echo mine/);
+        assert.equal(other.read('shipped.yaml'), undefined);
+      });
+    } finally {
+      await remote.close();
+    }
   });
 });

@@ -47,6 +47,8 @@ describe('starting runs', () => {
     assert.equal(((outputs.json as { metadata: Json }).metadata).status, 'succeeded');
     const latest = await t.call('GET', '/dag-runs/hello/latest');
     assert.equal((latest.json.dagRun as Json).dagRunId, id);
+    // The stored DAG it was started from: the run page links it without searching the DAG list.
+    assert.equal((latest.json.dagRun as Json).fileName, 'hello');
     const dag = await t.call('GET', '/dags/hello');
     assert.equal((dag.json.latestDAGRun as Json).dagRunId, id);
   });

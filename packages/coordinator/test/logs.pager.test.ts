@@ -1,8 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
-import { MAX_LINE_BYTES, MAX_PAGE_BYTES, TRUNCATED_LINE_MARKER, readEndedTail, readLogPage, type LogWindow } from '@trellis/coordinator';
-import { appendLogChunks, insertRun, requeueForRetry, updateRunStatus, type Db } from '@trellis/store';
+import { MAX_LINE_BYTES, MAX_PAGE_BYTES, TRUNCATED_LINE_MARKER, readEndedTail, readLogPage, tailStart, type LogWindow } from '@trellis/coordinator';
+import { appendLogChunks, logBytes, insertRun, requeueForRetry, updateRunStatus, type Db } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
 let db: Db;
@@ -120,6 +120,23 @@ describe('log pages', () => {
     assert.equal(tail.lineCount, Math.floor(MAX_PAGE_BYTES / 200_000));
     assert.equal(tail.content.split('\n').at(-1), '11'.padEnd(200_000, 'z'));
     assert.equal(tail.hasMore, true);
+  });
+
+  test("where a log's last N lines start (a followed log's tail): each line whole, with or without a final newline", async () => {
+    const fromTail = async (name: string, count: number) => {
+      const ref = { runId, attemptId: 'a1', stream: name };
+      const start = await tailStart(db, ref, count);
+      return (await logBytes(db, ref, start, Number.MAX_SAFE_INTEGER)).toString('utf8');
+    };
+    for (const count of [1, 5, 12_345, 24_999]) {
+      assert.equal(await fromTail('with-newline.log', count), `${lines.slice(-count).join('\n')}\n`, `last ${count} of with-newline.log`);
+      assert.equal(await fromTail('no-newline.log', count), lines.slice(-count).join('\n'), `last ${count} of no-newline.log`);
+    }
+    assert.equal(await fromTail('with-newline.log', 25_000), `${lines.join('\n')}\n`);
+    assert.equal(await fromTail('no-newline.log', 30_000), lines.join('\n'));
+    assert.equal(await fromTail('long.log', 2), `${'é'.repeat(100_000)}\nend\n`);
+    assert.equal(await fromTail('empty.log', 5), '');
+    assert.equal(await fromTail('missing.log', 5), '');
   });
 
   // Last: it ends the run and retries it.

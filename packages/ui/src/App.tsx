@@ -21,6 +21,7 @@ const Profiles = pageChunk(() => import('./pages/Profiles'));
 const ProfileDetail = pageChunk(() => import('./pages/ProfileDetail'));
 const Documents = pageChunk(() => import('./pages/Documents'));
 const Search = pageChunk(() => import('./pages/Search'));
+const Sync = pageChunk(() => import('./pages/Sync'));
 
 type Params = Partial<Record<string, string>>;
 
@@ -54,6 +55,7 @@ const ROUTES: PageRoute[] = [
   { path: '/workspaces', page: Workspaces, element: <Workspaces /> },
   { path: '/docs', page: Documents, element: <Documents /> },
   { path: '/search', page: Search, element: <Search /> },
+  { path: '/sync', page: Sync, element: <Sync /> },
   { path: '/profiles', page: Profiles, element: <Profiles /> },
   // `_global` is one of these too: a profile's name cannot begin with `_`.
   { path: '/profiles/:profileName', page: ProfileDetail, element: <ProfileDetail /> },
@@ -122,6 +124,7 @@ function Nav() {
       <NavLink to="/workspaces">Workspaces</NavLink>
       <NavLink to="/docs">Documents</NavLink>
       <NavLink to="/search">Search</NavLink>
+      <NavLink to="/sync">Sync</NavLink>
       {can('run') ? <NavLink to="/profiles">Profiles</NavLink> : null}
       {can('admin') ? (
         <>

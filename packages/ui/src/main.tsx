@@ -8,9 +8,11 @@ import './styles.css';
 const root = document.getElementById('root');
 const path = window.location.pathname.slice(basePath.length) || '/';
 // The first page's chunk (and its data) before the first render; a failed load still renders
-// (the page then says why). The time formats are made while they travel.
+// (the page then says why). The time formats are made while they travel: in a task of their
+// own, since the API client sends a request only after a few microtasks, which wait until
+// this module's synchronous part is done (tens of milliseconds on a busy machine).
 const firstPage = preloadPage(path);
-prepareTimeFormats();
+setTimeout(prepareTimeFormats, 0);
 await firstPage.catch(() => undefined);
 if (root !== null) {
   createRoot(root).render(

@@ -55,6 +55,7 @@ const runSummaryFields = {
 const runDetailFields = {
   error: z.string(),
   attemptId: z.string(),
+  fileName: z.string().describe('The file of the stored DAG the run was started from, as it was named then; empty for an inline run'),
   profileName: z.string().describe('The runtime profile the run uses (sub-runs and retries keep it); empty when none'),
   profileEntries: z.array(runProfileEntrySchema).describe("The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers"),
 };
@@ -103,6 +104,9 @@ export const runListSchema = z.object({
 export const runDetailsResponseSchema = z.object({ dagRun: runDetailsSchema });
 
 export const dagRunIdSchema = z.object({ dagRunId: z.string() });
+
+/** How many lines of a log to read (the contract's `head`, `tail` and `limit`): 1-10000. */
+export const logLinesQuery = z.coerce.number().int().min(1, 'must be 1-10000').max(10000, 'must be 1-10000');
 
 export const logPageSchema = z
   .object({ content: z.string(), lineCount: z.number().int(), totalLines: z.number().int(), hasMore: z.boolean(), isEstimate: z.boolean() })

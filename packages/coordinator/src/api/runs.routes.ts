@@ -6,7 +6,7 @@ import type { RunCommands, StartOptions } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
 import type { LogWindow } from '../logs/log-pager.js';
 import { profileHeaders, profileNameSchema, workspaceNameSchema } from './profile.schemas.js';
-import { dagRunIdSchema, emptyBody, logPageSchema, runDetailsResponseSchema, runListSchema, runOutputsSchema, startSyncTimeoutSchema } from './run.schemas.js';
+import { dagRunIdSchema, emptyBody, logLinesQuery, logPageSchema, runDetailsResponseSchema, runListSchema, runOutputsSchema, startSyncTimeoutSchema } from './run.schemas.js';
 
 export interface RunRoutesDeps {
   commands: RunCommands;
@@ -146,8 +146,8 @@ function listFilter(query: z.output<typeof listQuery>, name: string | undefined)
 }
 
 const logQuery = z.object({
-  head: z.coerce.number().int().min(1).max(10000).optional(),
-  tail: z.coerce.number().int().min(1).max(10000).optional(),
+  head: logLinesQuery.optional(),
+  tail: logLinesQuery.optional(),
   offset: z.coerce.number().int().min(1).optional(),
   limit: z.coerce.number().int().min(1, 'limit must be 1-10000').max(10000, 'limit must be 1-10000').optional(),
   stream: z.enum(['stdout', 'stderr']).default('stdout'),

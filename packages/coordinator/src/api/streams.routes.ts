@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { isNodeStatus, isRunStatus, nodeStatusLabel, runStatusLabel, BadRequestError, type RunStatus } from '@trellis/core';
 import { defineRoute, HANDLED, type AnyRoute } from '../http/routes.js';
 import { textBody } from './system.schemas.js';
+import { logLinesQuery } from './run.schemas.js';
 import type { RunEvent, RunEventFilter, RunEventHub } from '../runs/run-event-hub.js';
-import type { LogFollow, LogResume } from '../logs/log-follow.js';
+import type { LogFollow, LogStart } from '../logs/log-follow.js';
 import { RUN_LOG, type LogTarget } from '../runs/run-queries.js';
 
 const KEEPALIVE_MS = 15_000;
@@ -54,6 +55,11 @@ const nodesQuery = z
   .default('false')
   .transform((value) => value === 'true');
 
+/** `tail=N`: a log stream starts with the log's last N lines, not its start (a resumed one ignores it). */
+const tailQuery = logLinesQuery
+  .optional()
+  .describe('Start with the last this many lines of the log rather than its start: the first `log` event, sent also when the log is empty; ignored when resuming with Last-Event-ID');
+
 const EVENT_OFFSET = /^\d{1,16}$/;
 /** A log event's id: `<attemptId>:<byte offset>`. */
 const LOG_EVENT_ID = /^([A-Za-z0-9-]{1,64}):(\d{1,16})$/;
@@ -81,13 +87,14 @@ function resumeAfter(req: Request): number | undefined {
 }
 
 /**
- * Where a log stream resumes: its id names the attempt and the byte offset in that attempt's log.
- * A bare offset (the form before attempts were named) names no attempt, so the log is sent again
- * from its start: a repeat rather than a gap.
+ * Where a log stream starts: where it resumes, when the client names an event (its id names the
+ * attempt and the byte offset in that attempt's log; a bare offset, the form before attempts were
+ * named, names none, so the log is sent again from its start: a repeat rather than a gap); else at
+ * the last `tail` lines when asked, or at the log's start.
  */
-function resumeLog(req: Request): LogResume {
+function logStart(req: Request, tail: number | undefined): LogStart {
   const lastId = req.header('last-event-id');
-  if (lastId === undefined || lastId === '') return { offset: 0 };
+  if (lastId === undefined || lastId === '') return tail !== undefined ? { tail } : { offset: 0 };
   const match = LOG_EVENT_ID.exec(lastId);
   const offset = idNumber(match?.[2] ?? lastId);
   if (offset === undefined) throw badEventId(lastId, '<attemptId>:<byte offset>');
@@ -156,12 +163,12 @@ function runStream(hub: RunEventHub, filter: RunEventFilter, ctx: StreamContext)
  * Server-sent events: a `log` event with the text stored since the last one (its id is the
  * attempt and the byte offset after it, so Last-Event-ID resumes without a gap or a repeat, and a
  * retry's log is sent from its start), then `end` with the run's status once the run has ended
- * and all was sent.
+ * and all was sent. With `tail` (and no Last-Event-ID) the log is sent from its last `tail` lines.
  */
-function logStream(logs: LogFollow, name: string, dagRunId: string, target: LogTarget, ctx: StreamContext): Promise<typeof HANDLED> {
-  const resume = resumeLog(ctx.req);
+function logStream(logs: LogFollow, name: string, dagRunId: string, target: LogTarget, tail: number | undefined, ctx: StreamContext): Promise<typeof HANDLED> {
+  const start = logStart(ctx.req, tail);
   return serveEvents(ctx, (write, end) =>
-    logs.open(name, dagRunId, target, resume, {
+    logs.open(name, dagRunId, target, start, {
       send: (update) => write(`id: ${update.attemptId}:${update.offset}\nevent: log\ndata: ${JSON.stringify(update)}\n\n`),
       end: (status) => {
         write(`event: end\ndata: ${JSON.stringify({ status, statusLabel: runStatusLabel(status as RunStatus) })}\n\n`);
@@ -205,13 +212,15 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       path: '/events/dag-runs/{name}/{dagRunId}/log',
       operationId: 'streamDagRunLog',
       permission: 'dags:read',
-      summary: 'Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID), then `end` when the run has ended',
+      summary:
+        'Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID; from its last `tail` lines when asked), then `end` when the run has ended',
       tag: 'dag-runs',
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1) }),
+      query: z.object({ tail: tailQuery }),
       produces: 'text/event-stream',
       errors: [404],
-      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, RUN_LOG, ctx),
+      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, RUN_LOG, ctx.query.tail, ctx),
     }),
     defineRoute({
       method: 'get',
@@ -222,10 +231,10 @@ export function streamRoutes(hub: RunEventHub, logs: LogFollow): AnyRoute[] {
       tag: 'dag-runs',
       response: textBody,
       params: z.object({ name: z.string().min(1), dagRunId: z.string().min(1), stepName: z.string().min(1) }),
-      query: z.object({ stream: z.enum(['stdout', 'stderr']).default('stdout') }),
+      query: z.object({ stream: z.enum(['stdout', 'stderr']).default('stdout'), tail: tailQuery }),
       produces: 'text/event-stream',
       errors: [404],
-      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, { step: ctx.params.stepName, stream: ctx.query.stream }, ctx),
+      handler: (ctx) => logStream(logs, ctx.params.name, ctx.params.dagRunId, { step: ctx.params.stepName, stream: ctx.query.stream }, ctx.query.tail, ctx),
     }),
   ];
 }

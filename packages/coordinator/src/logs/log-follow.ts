@@ -2,7 +2,7 @@ import { isTerminalRunStatus, NotFoundError, toError } from '@trellis/core';
 import { getRun, logBytes, type Db, type LogStreamRef, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { LogFollowers } from './log-followers.js';
-import { wholeCharactersAtEnd } from './log-pager.js';
+import { tailStart, wholeCharactersAtEnd } from './log-pager.js';
 import type { LogTarget, RunQueries } from '../runs/run-queries.js';
 
 /** How often a follower looks by itself: the safety net for a lost notification, and how it sees the run end. */
@@ -22,6 +22,9 @@ export interface LogResume {
   attemptId?: string;
   offset: number;
 }
+
+/** Where a follower starts: where a client resumes, or (`tail`) at the last `tail` lines of the current attempt's log. */
+export type LogStart = LogResume | { tail: number };
 
 export interface LogFollowHandlers {
   send(update: LogUpdate): void;
@@ -47,6 +50,8 @@ export interface LogFollowDeps {
 class LogFollower {
   private sent: number;
   private attemptId: string;
+  /** Lines to start with, until the log is first found: then the follower starts where they do. */
+  private tail: number | undefined;
   private busy = false;
   private again = false;
   private closed = false;
@@ -55,11 +60,12 @@ class LogFollower {
     private readonly deps: LogFollowDeps,
     private readonly run: RunRecord,
     private readonly target: LogTarget,
-    resume: LogResume,
+    start: LogStart,
     private readonly handlers: Pick<LogFollowHandlers, 'send' | 'end'>,
   ) {
     // An offset is a position in one attempt's log: in any other attempt (a retry) it means nothing, and the log is sent from its start.
-    this.sent = resume.attemptId === run.attemptId ? resume.offset : 0;
+    this.sent = 'offset' in start && start.attemptId === run.attemptId ? start.offset : 0;
+    this.tail = 'tail' in start ? start.tail : undefined;
     this.attemptId = run.attemptId;
   }
 
@@ -97,21 +103,27 @@ class LogFollower {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     });
-    if (ref !== undefined) await this.sendFrom(ref, ended);
+    const tailed = this.tail !== undefined;
+    if (this.tail !== undefined && ref !== undefined) this.sent = await tailStart(this.deps.db, ref, this.tail);
+    this.tail = undefined;
+    const sent = ref !== undefined && (await this.sendFrom(ref, ended));
+    // A tail is the log as it is now, also when that is nothing: the client need not guess whether more is coming.
+    if (tailed && !sent && !this.closed) this.handlers.send({ attemptId: this.attemptId, offset: this.sent, content: '' });
     if (ended && !this.closed) this.handlers.end(run.status);
   }
 
-  private async sendFrom(ref: LogStreamRef, ended: boolean): Promise<void> {
-    for (;;) {
+  /** Sends what is stored after the last offset sent; resolves to whether there was any. */
+  private async sendFrom(ref: LogStreamRef, ended: boolean): Promise<boolean> {
+    for (let sent = false; ; sent = true) {
       const bytes = await logBytes(this.deps.db, ref, this.sent, this.sent + READ_BYTES);
-      if (bytes.length === 0 || this.closed) return;
+      if (bytes.length === 0 || this.closed) return sent;
       // A character cut by a piece boundary waits for its rest; at the end there is no rest.
       const last = bytes.length < READ_BYTES;
       const held = ended && last ? 0 : bytes.length - wholeCharactersAtEnd(bytes).length;
-      if (bytes.length - held === 0) return;
+      if (bytes.length - held === 0) return sent;
       this.sent += bytes.length - held;
       this.handlers.send({ attemptId: this.attemptId, offset: this.sent, content: bytes.subarray(0, bytes.length - held).toString('utf8') });
-      if (last) return;
+      if (last) return true;
     }
   }
 }
@@ -121,15 +133,15 @@ export class LogFollow {
   constructor(private readonly deps: LogFollowDeps) {}
 
   /**
-   * Follows a log of run `name`/`dagRunId` (`latest` allowed) from `resume` (from the start of
-   * the current attempt's log when it names another attempt); resolves, once the run is found,
-   * to the function that stops following.
+   * Follows a log of run `name`/`dagRunId` (`latest` allowed) from `start` (from the start of
+   * the current attempt's log when it resumes another attempt's); resolves, once the run is
+   * found, to the function that stops following.
    */
-  async open(name: string, dagRunId: string, target: LogTarget, resume: LogResume, handlers: LogFollowHandlers): Promise<() => void> {
+  async open(name: string, dagRunId: string, target: LogTarget, start: LogStart, handlers: LogFollowHandlers): Promise<() => void> {
     const run = await this.deps.queries.resolve(name, dagRunId);
     // An ended run's steps are all known: a name that is none of them is not found (a running one may not have reached it).
     if (isTerminalRunStatus(run.status)) await this.deps.queries.logStream(run, target);
-    const follower = new LogFollower(this.deps, run, target, resume, {
+    const follower = new LogFollower(this.deps, run, target, start, {
       send: (update) => handlers.send(update),
       end: (status) => {
         stop();

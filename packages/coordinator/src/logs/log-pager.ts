@@ -259,6 +259,28 @@ export async function readEndedTail(db: Db, ref: LogStreamRef, count: number): P
 }
 
 /**
+ * The byte offset where the last `count` lines of `ref` start (0 when it holds no more lines):
+ * the line index finds the piece holding their first line, so only that piece is read, whatever
+ * the log's size.
+ */
+export async function tailStart(db: Db, ref: LogStreamRef, count: number): Promise<number> {
+  const start = await logLineStart(db, ref, count, true);
+  if (start === undefined) return 0;
+  // Newlines to pass from the piece's start: the one ending the line before the tail is the last.
+  let newlines = totalLines(start.info) - count - start.linesBefore;
+  let position = start.offset;
+  if (newlines <= 0) return position;
+  for await (const bytes of bytesForward(db, ref, start.offset, start.info.size)) {
+    for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, nl + 1)) {
+      newlines -= 1;
+      if (newlines === 0) return position + nl + 1;
+    }
+    position += bytes.length;
+  }
+  return position;
+}
+
+/**
  * One page of a stored log, fetching only the pieces it shows: the stream's row gives the exact
  * total, the line index the piece where the page starts. A log nothing was stored for yet (a
  * step that printed nothing) is an empty page.

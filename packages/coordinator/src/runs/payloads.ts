@@ -44,6 +44,7 @@ export function runDetails(run: RunRecord, nodes: NodeRow[], conditions?: Queued
     ...runSummary(run, conditions),
     error: run.error,
     attemptId: run.attemptId,
+    fileName: run.fileName,
     profileName: run.profileName,
     profileEntries: run.profileEntries.map((e) => ({ key: e.key, kind: e.kind, layer: e.layer })),
     nodes: steps,

@@ -49,18 +49,22 @@ export async function logTail(q: Queryable, ref: LogStreamRef, window: number, e
   return { info: streamInfo(first), bytes: Buffer.concat(rows.flatMap((r) => (r.data === null ? [] : [asBuffer(r.data)]))) };
 }
 
+/** The stream's lines in SQL: a final line without a newline counts. */
+const STREAM_LINES = 's.newlines + CASE WHEN s.size > 0 AND NOT s.ends_with_newline THEN 1 ELSE 0 END';
+
 /**
  * A stream (undefined when nothing was stored for it) and where the piece holding the start of
  * 0-based line `line` begins: the last piece with fewer newlines before it than `line` (the one
- * holding newline number `line`), found through the line index, in one statement.
+ * holding newline number `line`), found through the line index, in one statement. With
+ * `fromEnd`, `line` counts back from the stream's end: the first of its last `line` lines.
  */
-export async function logLineStart(q: Queryable, ref: LogStreamRef, line: number): Promise<{ info: LogStreamInfo; offset: number; linesBefore: number } | undefined> {
+export async function logLineStart(q: Queryable, ref: LogStreamRef, line: number, fromEnd = false): Promise<{ info: LogStreamInfo; offset: number; linesBefore: number } | undefined> {
   const rows = await q.query<StreamRow & { offset: string | null; linesBefore: string | null }>(
     `SELECT ${STREAM_COLUMNS}, c.byte_offset::text AS offset, c.lines_before::text AS "linesBefore"
      FROM run_log_streams s
      LEFT JOIN LATERAL (
        SELECT byte_offset, lines_before FROM run_log_chunks c
-       WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream AND c.lines_before < $4
+       WHERE c.run_id = s.run_id AND c.attempt_id = s.attempt_id AND c.stream = s.stream AND c.lines_before < ${fromEnd ? `${STREAM_LINES} - $4` : '$4'}
        ORDER BY c.lines_before DESC, c.byte_offset DESC LIMIT 1) c ON true
      WHERE s.run_id = $1 AND s.attempt_id = $2 AND s.stream = $3`,
     [ref.runId, ref.attemptId, ref.stream, line],

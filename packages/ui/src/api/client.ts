@@ -43,7 +43,7 @@ export class ApiError extends Error {
   }
 }
 
-function toApiError(status: number, body: unknown): ApiError {
+export function toApiError(status: number, body: unknown): ApiError {
   const shaped = typeof body === 'object' && body !== null ? (body as { code?: unknown; message?: unknown }) : {};
   const code = typeof shaped.code === 'string' ? shaped.code : 'http_error';
   const message = typeof shaped.message === 'string' ? shaped.message : `the server answered ${status}`;

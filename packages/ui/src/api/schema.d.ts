@@ -269,7 +269,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID), then `end` when the run has ended */
+        /** Server-sent events: the run log as it grows (`log` events, id = `<attemptId>:<byte offset>`, resumable with Last-Event-ID; from its last `tail` lines when asked), then `end` when the run has ended */
         get: operations["streamDagRunLog"];
         put?: never;
         post?: never;
@@ -1790,6 +1790,8 @@ export interface components {
             conditions?: components["schemas"]["QueuedCondition"][];
             error: string;
             attemptId: string;
+            /** @description The file of the stored DAG the run was started from, as it was named then; empty for an inline run */
+            fileName: string;
             /** @description The runtime profile the run uses (sub-runs and retries keep it); empty when none */
             profileName: string;
             /** @description The effective entries of the run's latest attempt (re-resolved at each attempt): keys, kinds and layers */
@@ -3389,6 +3391,8 @@ export interface operations {
     streamDagRunLog: {
         parameters: {
             query?: {
+                /** @description Start with the last this many lines of the log rather than its start: the first `log` event, sent also when the log is empty; ignored when resuming with Last-Event-ID */
+                tail?: number;
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };
@@ -3461,6 +3465,8 @@ export interface operations {
         parameters: {
             query?: {
                 stream?: "stdout" | "stderr";
+                /** @description Start with the last this many lines of the log rather than its start: the first `log` event, sent also when the log is empty; ignored when resuming with Last-Event-ID */
+                tail?: number;
                 /** @description The node to act on. Only `local` (this service) exists; any other value is refused with 400 bad_request. */
                 remoteNode?: "local";
             };

@@ -1,7 +1,9 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { api, unwrap } from '../api/client';
+import type { operations } from '../api/schema';
 import { ErrorNote } from './common';
-import { useInterval } from '../lib/use-resource';
+import { followLog } from '../api/events';
+import { LogBuffer } from '../lib/log-buffer';
 
 const TAIL_LINES = 2000;
 
@@ -14,13 +16,13 @@ export interface LogSource {
   stream?: 'stdout' | 'stderr';
 }
 
-async function fetchTail(source: LogSource): Promise<{ content: string; totalLines: number }> {
+async function fetchTail(source: LogSource): Promise<{ content: string; totalLines: number; isEstimate: boolean }> {
   const path = { name: source.name, dagRunId: source.dagRunId };
   const page =
     source.step !== undefined
       ? await unwrap(api.GET('/dag-runs/{name}/{dagRunId}/steps/{stepName}/log', { params: { path: { ...path, stepName: source.step }, query: { tail: TAIL_LINES, stream: source.stream ?? 'stdout' } } }))
       : await unwrap(api.GET('/dag-runs/{name}/{dagRunId}/log', { params: { path, query: { tail: TAIL_LINES } } }));
-  return { content: page.content, totalLines: page.totalLines };
+  return { content: page.content, totalLines: page.totalLines, isEstimate: page.isEstimate };
 }
 
 /** Every line of the log, page by page (the API pages at most 10000 lines), for download. */
@@ -39,24 +41,75 @@ async function fetchWhole(source: LogSource): Promise<string> {
   }
 }
 
-/** A live tail of a run's or a step's log: follow mode, search, download. */
+/** A log stream's query, as the API declares it (the step log's has the run log's and `stream`). */
+type StreamQuery = NonNullable<operations['streamStepLog']['parameters']['query']>;
+
+/** The log's event stream from its last TAIL_LINES lines: its text as it grows, then `end` once the run has ended. */
+function streamPath(source: LogSource): string {
+  const run = `/events/dag-runs/${encodeURIComponent(source.name)}/${encodeURIComponent(source.dagRunId)}`;
+  const query: StreamQuery = source.step !== undefined ? { stream: source.stream ?? 'stdout', tail: TAIL_LINES } : { tail: TAIL_LINES };
+  const search = new URLSearchParams(Object.entries(query).map(([name, value]) => [name, String(value)]));
+  return `${source.step !== undefined ? `${run}/steps/${encodeURIComponent(source.step)}/log` : `${run}/log`}?${search.toString()}`;
+}
+
+interface LogState {
+  text: string;
+  error?: Error;
+  /** The run's final status once the stream said it ended. */
+  ended?: string;
+}
+
+const toError = (e: unknown) => (e instanceof Error ? e : new Error(String(e)));
+
+/**
+ * The log's last lines: while `follow`, from its event stream, which starts with them (its first
+ * event, empty for an empty log) and brings each line as it is written; else its tail page.
+ */
+function useLog(source: LogSource, key: string, follow: boolean): LogState {
+  const [state, setState] = useState<LogState>({ text: '' });
+  const sourceRef = useRef(source);
+  sourceRef.current = source;
+  useEffect(() => {
+    let gone = false;
+    // The text stays until the new one arrives (never a blank log); what was said of the last one goes.
+    setState((s) => ({ text: s.text }));
+    const show = (change: Partial<LogState>) => !gone && setState((s) => ({ ...s, ...change }));
+    if (!follow) {
+      void fetchTail(sourceRef.current).then(
+        (page) => show({ text: page.content, error: undefined }),
+        (e: unknown) => show({ error: toError(e) }),
+      );
+      return () => void (gone = true);
+    }
+    const buffer = new LogBuffer(TAIL_LINES);
+    let attempt: string | undefined;
+    const stop = followLog(streamPath(sourceRef.current), {
+      onText: (attemptId, text) => {
+        // A retry's log starts from its start: the last attempt's lines are not this one's.
+        if (attempt !== undefined && attemptId !== attempt) buffer.clear();
+        attempt = attemptId;
+        buffer.append(text);
+        show({ text: buffer.text, error: undefined });
+      },
+      onEnd: (statusLabel) => show({ ended: statusLabel }),
+      onError: (error) => show({ error }),
+    });
+    return () => {
+      gone = true;
+      stop();
+    };
+  }, [key, follow]);
+  return state;
+}
+
+/** A live tail of a run's or a step's log: follow mode (over the log's event stream), search, download. */
 export function LogView({ source, live, label }: { source: LogSource; live: boolean; label: string }) {
-  const [content, setContent] = useState('');
-  const [error, setError] = useState<Error | undefined>();
   const [follow, setFollow] = useState(true);
   const [query, setQuery] = useState('');
+  const [downloadError, setDownloadError] = useState<Error | undefined>();
   const box = useRef<HTMLPreElement>(null);
   const key = `${source.name}/${source.dagRunId}/${source.step ?? ''}/${source.stream ?? ''}`;
-  const load = () =>
-    void fetchTail(source).then(
-      (page) => {
-        setContent(page.content);
-        setError(undefined);
-      },
-      (e: unknown) => setError(e instanceof Error ? e : new Error(String(e))),
-    );
-  useEffect(() => load(), [key]);
-  useInterval(load, 1000, live && follow);
+  const { text: content, error, ended } = useLog(source, key, live && follow);
   useEffect(() => {
     if (follow && box.current !== null) box.current.scrollTop = box.current.scrollHeight;
   }, [content, follow]);
@@ -73,7 +126,7 @@ export function LogView({ source, live, label }: { source: LogSource; live: bool
       a.download = `${source.name}-${source.dagRunId}${source.step !== undefined ? `-${source.step}` : ''}.log`;
       a.click();
       URL.revokeObjectURL(url);
-    }, setError);
+    }, (e: unknown) => setDownloadError(toError(e)));
   return (
     <div className="log">
       <div className="filters">
@@ -85,8 +138,9 @@ export function LogView({ source, live, label }: { source: LogSource; live: bool
           Download
         </button>
         {query !== '' ? <span className="muted small">{lines.length} matching line(s)</span> : null}
+        {ended !== undefined ? <span className="muted small">The run ended ({ended}): the log is complete.</span> : null}
       </div>
-      <ErrorNote error={error} />
+      <ErrorNote error={error ?? downloadError} />
       <pre ref={box} className="log-text" role="log" aria-label={label} tabIndex={0} data-testid="log-text">
         {lines.join('\n')}
       </pre>

@@ -1,7 +1,7 @@
 import { useDeferredValue, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap, type Schemas } from '../api/client';
-import { DAG_PAGE_SIZE, loadRun } from '../api/loaders';
+import { loadRun } from '../api/loaders';
 import { ErrorNote, Loading, NodeStatus, Page, RunStatus, Time, useAction } from '../components/common';
 import { Gantt } from '../components/Gantt';
 import { Graph } from '../components/Graph';
@@ -78,11 +78,18 @@ function ApprovalForm({ run, node, onDone }: { run: Run; node: Schemas['Node']; 
 }
 
 /**
- * The file of the stored DAG a run's DAG name belongs to (a DAG's `name` may differ from its
- * file name); undefined while unknown, for an inline run, or once the DAG is deleted.
+ * The file of the stored DAG a run was started from (a DAG's `name` may differ from its file
+ * name), while it still holds that DAG; undefined while unknown, for an inline run, or once the
+ * DAG is deleted or renamed. One DAG is read, not a list of them searched.
  */
-function useDagFile(name: string): string | undefined {
-  const found = useResource(async () => (await unwrap(api.GET('/dags', { params: { query: { name, perPage: DAG_PAGE_SIZE } } }))).dags.find((d) => d.dag.name === name)?.fileName, [name]);
+function useDagFile(run: Run | undefined): string | undefined {
+  const fileName = run?.fileName;
+  const name = run?.name;
+  const found = useResource(async () => {
+    if (fileName === undefined || fileName === '') return undefined;
+    const { data } = await api.GET('/dags/{fileName}', { params: { path: { fileName } } });
+    return data?.dag.name === name ? fileName : undefined;
+  }, [fileName, name]);
   return found.data;
 }
 
@@ -179,7 +186,7 @@ export default function RunDetail() {
   // The timeline and the step table (hundreds of rows, below the graph) render just after the
   // status and the graph have been shown, and keep up a frame behind while the run moves.
   const below = useDeferredValue(run);
-  const dagFile = useDagFile(name);
+  const dagFile = useDagFile(run);
   if (run === undefined) return detail.error !== undefined ? <ErrorNote error={detail.error} /> : <Loading what="the run" />;
 
   const path = { name: run.name, dagRunId: run.dagRunId };

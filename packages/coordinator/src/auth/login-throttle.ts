@@ -1,5 +1,6 @@
 import { clearLoginFailures, loginBlockedFor, recordLoginFailure, type Queryable, type ThrottleKey, type ThrottlePolicy } from '@trellis/store';
 import { TooManyRequestsError } from '@trellis/core';
+import { KeyedTurns } from '../concurrency/keyed-turns.js';
 
 /** An account: a few guesses, then a pause. */
 const PER_USERNAME: ThrottlePolicy = { maxFailures: 5, windowSec: 300, blockSec: 300 };
@@ -22,7 +23,7 @@ export class LoginThrottle {
   ) {}
 
   /** The guess on its way for each username here: the next one waits for it (see `serially`). */
-  private readonly pending = new Map<string, Promise<unknown>>();
+  private readonly guesses = new KeyedTurns();
 
   /**
    * Runs one password check for `username` after the previous one here has ended. A guess costs
@@ -30,15 +31,8 @@ export class LoginThrottle {
    * all pass `check` before the first failure lands: one at a time, each burst member sees the
    * failures of those before it. (Across coordinators a burst gets one guess in flight per process.)
    */
-  async serially<T>(username: string, guess: () => Promise<T>): Promise<T> {
-    const before = this.pending.get(username) ?? Promise.resolve();
-    const mine = before.catch(() => undefined).then(guess);
-    this.pending.set(username, mine);
-    try {
-      return await mine;
-    } finally {
-      if (this.pending.get(username) === mine) this.pending.delete(username);
-    }
+  serially<T>(username: string, guess: () => Promise<T>): Promise<T> {
+    return this.guesses.run(username, guess);
   }
 
   /** 429 with Retry-After while the account or the address is blocked. */

@@ -2,6 +2,7 @@ import { isTerminalRunStatus, type ReportEvent, type RunStatus, type TaskRef } f
 import type { RunOutputs, RunSnapshot } from '@trellis/engine';
 import { advanceReportSeq, appendLogChunks, getRun, saveAttemptOutputs, type Db, type NewLogChunk, type RefusedLogChunk, type RunRecord } from '@trellis/store';
 import { persistSnapshot } from './snapshot-store.js';
+import { KeyedTurns } from '../concurrency/keyed-turns.js';
 import type { RunObserver } from './run-observer.js';
 import type { LogFollowers } from '../logs/log-followers.js';
 import type { Logger } from '../logging/logger.js';
@@ -45,7 +46,7 @@ const attemptKey = (ref: TaskRef): string => `${ref.dagName}\u0000${ref.dagRunId
  * heartbeat is told to cancel are forgotten before the worker counts as heard again.
  */
 export class ReportApplier {
-  private readonly chains = new Map<string, Promise<unknown>>();
+  private readonly chains = new KeyedTurns();
   private readonly known = new Map<string, KnownAttempt>();
   /** When each worker's last heartbeat here was answered. */
   private readonly heard = new Map<string, number>();
@@ -78,14 +79,7 @@ export class ReportApplier {
   }
 
   apply(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
-    const key = `${ref.dagName}\u0000${ref.dagRunId}`;
-    const previous = this.chains.get(key) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(() => this.applyNow(workerId, ref, events));
-    this.chains.set(key, next);
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key);
-    }).catch(() => undefined);
-    return next;
+    return this.chains.run(`${ref.dagName}\u0000${ref.dagRunId}`, () => this.applyNow(workerId, ref, events));
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   type Db, type Queryable, type StoredFileSwap, type StoredFileSwapOutcome, type SyncConfigRecord, type SyncItemRecord,
 } from '@trellis/store';
 import type { SecretKeyring } from '../profiles/secret-keyring.js';
+import { KeyedTurns } from '../concurrency/keyed-turns.js';
 import { SYNC_TOKEN_SECRET_ID } from './sync-token-id.js';
 import type { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { Actor } from '../auth/principal.js';
@@ -97,10 +98,12 @@ const hashOf = (content: string | undefined): string | undefined => (content !==
  */
 export class SyncService {
   private readonly remote: GitRemote;
-  /** In-process turn-taking: PGlite's lock excludes nothing, and two requests here should not interleave either. */
-  private turn: Promise<unknown> = Promise.resolve();
-  /** Turn-taking on this coordinator's clone: two fetches, or a fetch and a push, must not write into it at once. */
-  private gitTurn: Promise<unknown> = Promise.resolve();
+  /**
+   * In-process turns: `sync` because PGlite's lock excludes nothing and two requests here should
+   * not interleave either; `clone` because two fetches, or a fetch and a push, must not write
+   * into this coordinator's clone at once.
+   */
+  private readonly turns = new KeyedTurns<'sync' | 'clone'>();
 
   constructor(private readonly deps: SyncServiceDeps) {
     this.remote = new GitRemote(deps.gitdir);
@@ -227,16 +230,12 @@ export class SyncService {
 
   /** One step at a time here, and under the database's sync lock across coordinators. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.turn.catch(() => undefined).then(() => withSyncLock(this.deps.db, fn));
-    this.turn = next;
-    return next;
+    return this.turns.run('sync', () => withSyncLock(this.deps.db, fn));
   }
 
   /** One operation on the clone at a time on this coordinator (each coordinator has its own clone). */
   private git<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.gitTurn.catch(() => undefined).then(fn);
-    this.gitTurn = next;
-    return next;
+    return this.turns.run('clone', fn);
   }
 
   /**

@@ -10,8 +10,10 @@ export { startCoordinator, VERSION, type Coordinator, type StartOptions } from '
 export { DagIndex, type IndexedDag } from './definitions/dag-index.js';
 export { StoredFileCaches, StoredKindCache } from './stored-files/stored-kind-cache.js';
 export { DirectoryMirror, type MirrorFiles } from './stored-files/directory-mirror.js';
-export { DocFiles, type WatchTree } from './documents/doc-files.js';
+export { DocFiles } from './documents/doc-files.js';
+export type { WatchDirectory } from './stored-files/restarting-watch.js';
 export { DagFiles } from './definitions/dag-files.js';
+export { SingleFile } from './stored-files/single-file.js';
 export { DocumentStore, documentTitle, type DocumentSummary, type StoredDocument } from './documents/document-store.js';
 export { isValidDocumentId } from './documents/document-id.js';
 export { purgeOldRuns } from './runs/retention.js';

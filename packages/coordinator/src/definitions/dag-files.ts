@@ -4,12 +4,16 @@ import { join } from 'node:path';
 import { dagFileNameOf } from '@trellis/core';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
 import { writeAtomically } from '../stored-files/atomic-write.js';
+import { RestartingWatch, type WatchDirectory } from '../stored-files/restarting-watch.js';
 
 /** DAG definition files: `<dagsDir>/<fileName>.yaml` (a `.yml` file is read too); the database's mirror. */
 export class DagFiles implements MirrorFiles {
   readonly manifestPath: string;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    private readonly watchDirectory: WatchDirectory = (dir, listener) => watch(dir, listener),
+  ) {
     this.manifestPath = join(root, '.trellis-mirror.json');
   }
 
@@ -65,12 +69,16 @@ export class DagFiles implements MirrorFiles {
     if (path !== undefined) await rm(path, { force: true });
   }
 
+  /** A watch that stopped on an error starts again, and every definition is looked at again for what it missed. */
   watch(onName: (fileName: string) => void): (() => void) | undefined {
-    const watcher = watch(this.root, (_event, name) => {
-      const fileName = name !== null ? dagFileNameOf(name) : undefined;
-      if (fileName !== undefined) onName(fileName);
-    });
-    watcher.on('error', () => watcher.close());
-    return () => watcher.close();
+    const restarting = new RestartingWatch(
+      () =>
+        this.watchDirectory(this.root, (_event, name) => {
+          const fileName = name !== null ? dagFileNameOf(name) : undefined;
+          if (fileName !== undefined) onName(fileName);
+        }),
+      () => void this.list().then((names) => names.forEach(onName), () => undefined),
+    );
+    return () => restarting.stop();
   }
 }

@@ -1,16 +1,13 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { watch } from 'node:fs';
 import { lstat, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
 import { writeAtomically } from '../stored-files/atomic-write.js';
+import { RestartingWatch, type WatchDirectory } from '../stored-files/restarting-watch.js';
 import { isValidDocumentId } from './document-id.js';
 
 /** When, after a directory event, its files are listed (see `watch`): soon, and again on a busy machine. */
 const NEW_DIRECTORY_RESCANS_MS = [150, 1000];
-/** How long after the recursive watch stopped on an error a new one starts. */
-const WATCH_RESTART_MS = 100;
-
-export type WatchTree = (root: string, listener: (event: string, name: string | null) => void) => FSWatcher;
 
 /** Whether `path` is `root` or below it (both already resolved). */
 function isWithin(root: string, path: string): boolean {
@@ -29,7 +26,7 @@ export class DocFiles implements MirrorFiles {
   constructor(
     readonly root: string,
     /** Starts the recursive watch of the tree; a test hands in one whose watcher it can fail. */
-    private readonly watchTree: WatchTree = (dir, listener) => watch(dir, { recursive: true }, listener),
+    private readonly watchTree: WatchDirectory = (dir, listener) => watch(dir, { recursive: true }, listener),
   ) {
     this.manifestPath = join(root, '.trellis-mirror.json');
   }
@@ -135,49 +132,22 @@ export class DocFiles implements MirrorFiles {
    * watch then starts, and every document is looked at again for the changes it missed.
    */
   watch(onName: (id: string) => void): (() => void) | undefined {
-    const timers = new Set<NodeJS.Timeout>();
-    const later = (delay: number, fn: () => void): void => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        fn();
-      }, delay);
-      timers.add(timer);
-    };
-    let watcher: FSWatcher | undefined;
-    const start = (): void => {
-      const current = this.watchTree(this.root, (_event, name) => {
-        if (name === null) return;
-        const id = this.idOf(name);
-        if (id !== undefined) {
-          onName(id);
-          return;
-        }
-        // Node's recursive watch adds a new directory's own watch a moment after it appears, so
-        // files written into it at once raise no event: look into the directory a little later.
-        for (const delay of NEW_DIRECTORY_RESCANS_MS) later(delay, () => void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined));
-      });
-      watcher = current;
-      current.on('error', () => {
-        if (current !== watcher) return;
-        current.close();
-        watcher = undefined;
-        later(WATCH_RESTART_MS, restart);
-      });
-    };
-    const restart = (): void => {
-      try {
-        start();
-      } catch {
-        // The directory itself is gone for now: try again, as long as the watch is wanted.
-        return later(WATCH_RESTART_MS, restart);
-      }
-      void this.list().then((ids) => ids.forEach(onName), () => undefined);
-    };
-    start();
-    return () => {
-      for (const timer of timers) clearTimeout(timer);
-      watcher?.close();
-    };
+    const restarting: RestartingWatch = new RestartingWatch(
+      () =>
+        this.watchTree(this.root, (_event, name) => {
+          if (name === null) return;
+          const id = this.idOf(name);
+          if (id !== undefined) {
+            onName(id);
+            return;
+          }
+          // Node's recursive watch adds a new directory's own watch a moment after it appears, so
+          // files written into it at once raise no event: look into the directory a little later.
+          for (const delay of NEW_DIRECTORY_RESCANS_MS) restarting.later(delay, () => void this.idsUnder(name).then((ids) => ids.forEach(onName), () => undefined));
+        }),
+      () => void this.list().then((ids) => ids.forEach(onName), () => undefined),
+    );
+    return () => restarting.stop();
   }
 
   /** The documents under a relative path that is a real directory (not a link); none otherwise. */

@@ -3,6 +3,7 @@ import { readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { MirrorFiles } from './directory-mirror.js';
 import { writeAtomically } from './atomic-write.js';
+import { RestartingWatch, type WatchDirectory } from './restarting-watch.js';
 
 /** One file mirroring the single stored file of a kind (the base configuration), under the name `name`. */
 export class SingleFile implements MirrorFiles {
@@ -12,6 +13,7 @@ export class SingleFile implements MirrorFiles {
   constructor(
     private readonly path: string,
     private readonly name: string,
+    private readonly watchDirectory: WatchDirectory = (dir, listener) => watch(dir, listener),
   ) {
     this.root = dirname(path);
     this.manifestPath = join(this.root, `.${basename(path)}.trellis-mirror.json`);
@@ -40,12 +42,16 @@ export class SingleFile implements MirrorFiles {
     if (name === this.name) await rm(this.path, { force: true });
   }
 
+  /** Watches the file's directory (an editor replaces the file, which ends a watch of the file itself); a watch that stopped on an error starts again. */
   watch(onName: (name: string) => void): (() => void) | undefined {
     const file = basename(this.path);
-    const watcher = watch(this.root, (_event, changed) => {
-      if (changed === file) onName(this.name);
-    });
-    watcher.on('error', () => watcher.close());
-    return () => watcher.close();
+    const restarting = new RestartingWatch(
+      () =>
+        this.watchDirectory(this.root, (_event, changed) => {
+          if (changed === file) onName(this.name);
+        }),
+      () => onName(this.name),
+    );
+    return () => restarting.stop();
   }
 }

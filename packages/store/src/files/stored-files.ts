@@ -115,9 +115,12 @@ export function updateStoredFile(db: Db, kind: StoredFileKind, name: string, con
   });
 }
 
+/** A write over an existing row (`f`), live or a tombstone; a tombstone's name starts a new life, so its creation time too. */
+const REPLACE_ON_CONFLICT = `ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
+    created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin`;
+
 const PUT = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin) VALUES ($1, $2, $3, $4, $5, $6, $7)
-  ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-    created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+  ${REPLACE_ON_CONFLICT}
   WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
   RETURNING ${COLUMNS}`;
 
@@ -138,8 +141,7 @@ function chunks<T>(items: T[]): T[][] {
 /** PUT for many rows at once: the files as parallel arrays ($2 names, $3 contents, $4 hashes), one version. */
 const PUT_MANY = `INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin)
   SELECT $1, i.name, i.content, i.content_hash, $5, $6, $7 FROM unnest($2::text[], $3::bytea[], $4::text[]) AS i(name, content, content_hash)
-  ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-    created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+  ${REPLACE_ON_CONFLICT}
   WHERE f.content_hash IS DISTINCT FROM EXCLUDED.content_hash
   RETURNING name`;
 
@@ -189,8 +191,7 @@ const SWAP_MANY = `WITH input AS (
     INSERT INTO stored_files AS f (kind, name, content, content_hash, version, updated_by, origin)
     SELECT $1, name, content, content_hash, $6, $7, $8 FROM seen
     WHERE current_hash IS NOT DISTINCT FROM expected_hash AND current_hash IS DISTINCT FROM content_hash
-    ON CONFLICT (kind, name) DO UPDATE SET content = EXCLUDED.content, content_hash = EXCLUDED.content_hash, version = EXCLUDED.version,
-      created_at = CASE WHEN f.content IS NULL THEN now() ELSE f.created_at END, updated_at = now(), updated_by = EXCLUDED.updated_by, origin = EXCLUDED.origin
+    ${REPLACE_ON_CONFLICT}
     RETURNING name
   )
   SELECT s.name, CASE WHEN w.name IS NOT NULL THEN 'written' WHEN s.current_hash IS NOT DISTINCT FROM s.content_hash THEN 'unchanged' ELSE 'stale' END AS outcome

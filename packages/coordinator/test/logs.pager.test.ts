@@ -32,6 +32,8 @@ before(async () => {
   await store('empty.log', '');
   await store('long.log', `short\n${'é'.repeat(100_000)}\nend\n`);
   // A 6 MB line between short ones, then 12 lines of 200 KB: no page may hold them whole.
+  // A progress bar that never printed a newline, longer than a page.
+  await store('progress.log', `start\n${'€'.repeat(500_000)}`, 1_000_000);
   await store('huge-line.log', `first\n${'€'.repeat(2_000_000)}\nafter\n${Array.from({ length: 12 }, (_, i) => `${i}`.padEnd(200_000, 'z')).join('\n')}\n`, 1_000_000);
 });
 
@@ -137,6 +139,20 @@ describe('log pages', () => {
     assert.equal(await fromTail('long.log', 2), `${'é'.repeat(100_000)}\nend\n`);
     assert.equal(await fromTail('empty.log', 5), '');
     assert.equal(await fromTail('missing.log', 5), '');
+  });
+
+  test('a followed tail holds at most MAX_PAGE_BYTES: from the first whole line, or whole character, of the last ones', async () => {
+    const fromTail = async (name: string, count: number) => {
+      const ref = { runId, attemptId: 'a1', stream: name };
+      return (await logBytes(db, ref, await tailStart(db, ref, count), Number.MAX_SAFE_INTEGER)).toString('utf8');
+    };
+    const long = Array.from({ length: 12 }, (_, i) => `${i}`.padEnd(200_000, 'z'));
+    assert.equal(await fromTail('huge-line.log', 3), `${long.slice(-3).join('\n')}\n`, 'under the bound: the lines asked for');
+    const fitting = Math.floor(MAX_PAGE_BYTES / 200_001);
+    assert.equal(await fromTail('huge-line.log', 12), `${long.slice(-fitting).join('\n')}\n`, 'over it: the whole lines of the last MAX_PAGE_BYTES');
+    const bar = await fromTail('progress.log', 1);
+    assert.match(bar, /^€+$/, 'a line longer than the bound starts at a whole character');
+    assert.ok(Buffer.byteLength(bar) <= MAX_PAGE_BYTES && Buffer.byteLength(bar) > MAX_PAGE_BYTES - 3, `${Buffer.byteLength(bar)} bytes`);
   });
 
   // Last: it ends the run and retries it.

@@ -261,23 +261,41 @@ export async function readEndedTail(db: Db, ref: LogStreamRef, count: number): P
 /**
  * The byte offset where the last `count` lines of `ref` start (0 when it holds no more lines):
  * the line index finds the piece holding their first line, so only that piece is read, whatever
- * the log's size.
+ * the log's size. A follower starts there, so the tail is bounded as a page is: when the lines
+ * hold more than MAX_PAGE_BYTES, it starts at the first line (or whole character) of the last
+ * MAX_PAGE_BYTES instead (2,000 lines of a progress bar would otherwise be sent whole).
  */
 export async function tailStart(db: Db, ref: LogStreamRef, count: number): Promise<number> {
   const start = await logLineStart(db, ref, count, true);
   if (start === undefined) return 0;
+  const size = start.info.size;
   // Newlines to pass from the piece's start: the one ending the line before the tail is the last.
-  let newlines = totalLines(start.info) - count - start.linesBefore;
-  let position = start.offset;
-  if (newlines <= 0) return position;
-  for await (const bytes of bytesForward(db, ref, start.offset, start.info.size)) {
+  const newlines = totalLines(start.info) - count - start.linesBefore;
+  const from = newlines <= 0 ? start.offset : await afterNewlines(db, ref, start.offset, size, newlines);
+  return size - from > MAX_PAGE_BYTES ? boundedStart(db, ref, size) : from;
+}
+
+/** The offset just after the `newlines`-th newline from `from` (the stream's end when there are fewer). */
+async function afterNewlines(db: Db, ref: LogStreamRef, from: number, size: number, newlines: number): Promise<number> {
+  let position = from;
+  let left = newlines;
+  for await (const bytes of bytesForward(db, ref, from, size)) {
     for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, nl + 1)) {
-      newlines -= 1;
-      if (newlines === 0) return position + nl + 1;
+      left -= 1;
+      if (left === 0) return position + nl + 1;
     }
     position += bytes.length;
   }
   return position;
+}
+
+/** Where the last MAX_PAGE_BYTES of a stream start: after the first newline in them, else at their first whole character. */
+async function boundedStart(db: Db, ref: LogStreamRef, size: number): Promise<number> {
+  const from = size - MAX_PAGE_BYTES;
+  const bytes = await logBytes(db, ref, from, Math.min(size, from + MAX_LINE_BYTES));
+  const nl = bytes.indexOf(NEWLINE);
+  if (nl !== -1 && nl + 1 < size - from) return from + nl + 1;
+  return from + (bytes.length - wholeCharactersAtStart(bytes).length);
 }
 
 /**

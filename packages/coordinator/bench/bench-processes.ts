@@ -18,7 +18,7 @@ export interface CoordinatorProcessOptions {
 }
 
 /** What a check of each answer looks for (the client process cannot be handed a function). */
-export type AnswerCheck = { kind: 'dags'; count: number } | { kind: 'lastLine'; totalLines: number; line: string } | { kind: 'someLines' } | { kind: 'lineCount'; count: number };
+export type AnswerCheck = { kind: 'dags'; count: number } | { kind: 'runs'; count: number } | { kind: 'lastLine'; totalLines: number; line: string } | { kind: 'someLines' } | { kind: 'lineCount'; count: number };
 
 export interface Measurement {
   url: string;
@@ -76,4 +76,25 @@ export class BenchProcess {
       });
     });
   }
+}
+
+/** A coordinator process of the bench and its addresses. */
+export interface ServedCoordinator {
+  process: BenchProcess;
+  apiUrl: string;
+  grpcAddress: string;
+}
+
+/** Forks coordinator-process.ts as coordinator `id` on `schema` and waits until it serves. */
+export async function startCoordinatorProcess(options: CoordinatorProcessOptions): Promise<ServedCoordinator> {
+  const { process: child, ready } = await BenchProcess.start('coordinator-process.ts', options);
+  if (ready.type !== 'ready') throw new Error(`coordinator ${options.id} answered ${ready.type}`);
+  return { process: child, apiUrl: ready.apiUrl, grpcAddress: ready.grpcAddress };
+}
+
+/** The CPU time (user and system) the coordinator process has used so far. */
+export async function cpuMicros(c: ServedCoordinator): Promise<number> {
+  const answer: ChildMessage = await c.process.ask({ type: 'cpu' });
+  if (answer.type !== 'cpu') throw new Error(`cpu: coordinator answered ${answer.type}`);
+  return answer.micros;
 }

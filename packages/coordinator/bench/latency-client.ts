@@ -11,6 +11,8 @@ function passes(check: AnswerCheck, page: Record<string, unknown>): boolean {
   switch (check.kind) {
     case 'dags':
       return Array.isArray(page.dags) && page.dags.length === check.count;
+    case 'runs':
+      return Array.isArray(page.dagRuns) && page.dagRuns.length === check.count;
     case 'lastLine':
       return page.totalLines === check.totalLines && content.endsWith(check.line);
     case 'someLines':

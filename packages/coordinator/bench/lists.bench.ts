@@ -1,6 +1,8 @@
 // The list endpoints and the metrics scrape as the run history grows: GET /dag-runs?limit=100
 // with 1,000 and then 100,000 runs stored, GET /dags?perPage=100 over 1,000 DAGs, and GET
-// /metrics with 100,000 runs, 8 requests in flight over loopback HTTP.
+// /metrics with 100,000 runs, 8 requests in flight over loopback HTTP. The coordinator and the
+// HTTP client each run in a process of their own (bench-processes.ts), so the client's fetch and
+// JSON parsing take no turns on the coordinator's event loop; the CPU figure is the coordinator's.
 //   npm run bench -w packages/coordinator
 // PostgreSQL: TRELLIS_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test; the
 // benchmark works in a schema of its own and drops it at the end.
@@ -8,10 +10,11 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openBenchDatabase, seedBenchRuns, type BenchDatabase } from '@trellis/store/testing';
-import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator } from '@trellis/coordinator';
 import { benchDag, percentile } from './bench-dags.js';
+import { BenchProcess, benchServerConfig, cpuMicros, startCoordinatorProcess, type AnswerCheck, type ServedCoordinator } from './bench-processes.js';
 
 const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+const COORDINATOR_ID = 'lists';
 const DAG_COUNT = 1_000;
 const SMALL_HISTORY = 1_000;
 const LARGE_HISTORY = 100_000;
@@ -44,51 +47,40 @@ function target(name: string, value: number, unit: string, limit: number): void 
 interface Batch {
   p50: number;
   p99: number;
-  bytes: number;
-  /** This process's CPU per request (client and coordinator; PostgreSQL's not counted): what the code costs, whatever else the machine runs. */
+  /** The coordinator's CPU per request (the client's and PostgreSQL's not counted): what the code costs, whatever else the machine runs. */
   cpuMs: number;
 }
 
-/** `IN_FLIGHT` requests at a time; each figure is one request's latency, body read included. */
-async function batch(c: Coordinator, path: string, check: (body: unknown) => boolean): Promise<Batch> {
-  const times: number[] = [];
-  let next = 0;
-  let bytes = 0;
-  const total = WARMUP_REQUESTS + MEASURED_REQUESTS;
-  const cpuBefore = process.cpuUsage();
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < total) {
-        const i = next;
-        next += 1;
-        const started = performance.now();
-        const res = await fetch(c.apiUrl + path);
-        const text = await res.text();
-        if (i >= WARMUP_REQUESTS) times.push(performance.now() - started);
-        if (!res.ok || !check(JSON.parse(text))) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`);
-        bytes = Buffer.byteLength(text);
-      }
-    }),
-  );
-  const cpu = process.cpuUsage(cpuBefore);
-  return { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / total };
+/** `IN_FLIGHT` requests at a time from the client process; each figure is one request's latency, body read and checked included. */
+async function batch(client: BenchProcess, c: ServedCoordinator, path: string, check: AnswerCheck): Promise<Batch> {
+  const cpuBefore = await cpuMicros(c);
+  const answer = await client.ask({ type: 'measure', measurement: { url: c.apiUrl, path, inFlight: IN_FLIGHT, warmup: WARMUP_REQUESTS, measured: MEASURED_REQUESTS, check } });
+  if (answer.type !== 'times') throw new Error(`${path}: the client answered ${answer.type}`);
+  const cpuMs = ((await cpuMicros(c)) - cpuBefore) / 1000 / (WARMUP_REQUESTS + MEASURED_REQUESTS);
+  return { p50: percentile(answer.times, 50), p99: percentile(answer.times, 99), cpuMs };
+}
+
+/** The size of one answer's body. */
+async function bodyBytes(c: ServedCoordinator, path: string): Promise<number> {
+  const res = await fetch(c.apiUrl + path);
+  return Buffer.byteLength(await res.text());
 }
 
 /** The median p50 and p99 of `REPETITIONS` batches, printed. */
-async function measure(c: Coordinator, label: string, path: string, check: (body: unknown) => boolean): Promise<Batch> {
+async function measure(client: BenchProcess, c: ServedCoordinator, label: string, path: string, check: AnswerCheck): Promise<Batch> {
   const batches: Batch[] = [];
-  for (let i = 0; i < REPETITIONS; i += 1) batches.push(await batch(c, path, check));
-  const result = { p50: median(batches.map((b) => b.p50)), p99: median(batches.map((b) => b.p99)), bytes: batches[0]?.bytes ?? 0, cpuMs: median(batches.map((b) => b.cpuMs)) };
+  for (let i = 0; i < REPETITIONS; i += 1) batches.push(await batch(client, c, path, check));
+  const result = { p50: median(batches.map((b) => b.p50)), p99: median(batches.map((b) => b.p99)), cpuMs: median(batches.map((b) => b.cpuMs)) };
   const p99s = batches.map((b) => b.p99.toFixed(1)).join(' / ');
-  console.log(`    ${label.padEnd(44)} ${IN_FLIGHT} in flight   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms (batches ${p99s})   cpu ${result.cpuMs.toFixed(2)} ms/request   body ${fmt(result.bytes)} B`);
+  console.log(`    ${label.padEnd(44)} ${IN_FLIGHT} in flight   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms (batches ${p99s})   cpu ${result.cpuMs.toFixed(2)} ms/request   body ${fmt(await bodyBytes(c, path))} B`);
   return result;
 }
 
-/** GET /metrics as Prometheus would hit it, one at a time. */
-async function scrape(c: Coordinator): Promise<Batch> {
+/** GET /metrics as Prometheus would hit it, one at a time (from this process: nothing else runs in it meanwhile). */
+async function scrape(c: ServedCoordinator): Promise<Batch> {
   const times: number[] = [];
   let bytes = 0;
-  const cpuBefore = process.cpuUsage();
+  const cpuBefore = await cpuMicros(c);
   for (let i = 0; i < SCRAPES + 10; i += 1) {
     const started = performance.now();
     const res = await fetch(`${c.apiUrl}/metrics`);
@@ -98,8 +90,8 @@ async function scrape(c: Coordinator): Promise<Batch> {
     bytes = Buffer.byteLength(text);
     await new Promise((resolve) => setTimeout(resolve, SCRAPE_SPACING_MS));
   }
-  const cpu = process.cpuUsage(cpuBefore);
-  const result = { p50: percentile(times, 50), p99: percentile(times, 99), bytes, cpuMs: (cpu.user + cpu.system) / 1000 / (SCRAPES + 10) };
+  const cpuMs = ((await cpuMicros(c)) - cpuBefore) / 1000 / (SCRAPES + 10);
+  const result = { p50: percentile(times, 50), p99: percentile(times, 99), cpuMs };
   console.log(`    ${'GET /metrics'.padEnd(44)} one every ${SCRAPE_SPACING_MS} ms   p50 ${result.p50.toFixed(1).padStart(5)} ms   p99 ${result.p99.toFixed(1).padStart(5)} ms   cpu ${result.cpuMs.toFixed(2)} ms/scrape   body ${fmt(bytes)} B`);
   return result;
 }
@@ -111,31 +103,33 @@ async function seed(bench: BenchDatabase, from: number, runs: number, logDir: st
   console.log(`  seeded runs ${fmt(from)}-${fmt(runs)} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-const runPage = (body: unknown): boolean => (body as { dagRuns: unknown[] }).dagRuns.length === 100;
-const dagPage = (body: unknown): boolean => (body as { dags: unknown[] }).dags.length === 100;
+const runPage: AnswerCheck = { kind: 'runs', count: 100 };
+const dagPage: AnswerCheck = { kind: 'dags', count: 100 };
 
 async function main(): Promise<void> {
-  console.log(`list benchmark (node ${process.version}; ${fmt(DAG_COUNT)} DAGs, ${fmt(SMALL_HISTORY)} then ${fmt(LARGE_HISTORY)} runs, median of ${REPETITIONS} batches of ${MEASURED_REQUESTS})`);
+  console.log(`list benchmark (node ${process.version}; ${fmt(DAG_COUNT)} DAGs, ${fmt(SMALL_HISTORY)} then ${fmt(LARGE_HISTORY)} runs, median of ${REPETITIONS} batches of ${MEASURED_REQUESTS}; coordinator and client in processes of their own)`);
   const dir = mkdtempSync(join(tmpdir(), 'trellis-lists-bench-'));
-  const dagsDir = join(dir, 'dags');
-  mkdirSync(dagsDir);
+  const config = benchServerConfig(dir, COORDINATOR_ID);
+  mkdirSync(config.dagsDir);
   for (let i = 0; i < DAG_COUNT; i += 1) {
     const dag = benchDag(i);
-    writeFileSync(join(dagsDir, `${dag.fileName}.yaml`), dag.yaml);
+    writeFileSync(join(config.dagsDir, `${dag.fileName}.yaml`), dag.yaml);
   }
   const bench = await openBenchDatabase(DATABASE_URL, 'lists');
-  const config = loadServerConfig({ cwd: dir, env: {}, overrides: { port: 0, grpcPort: 0, dagsDir, dataDir: join(dir, 'data'), timezone: 'UTC' } });
-  let coordinator: Coordinator | undefined;
+  const started: BenchProcess[] = [];
   try {
     await seed(bench, 1, SMALL_HISTORY, config.logDir);
-    coordinator = await startCoordinator(config, createSilentLogger(), { watch: false, db: bench.db });
+    const coordinator = await startCoordinatorProcess({ dir, id: COORDINATOR_ID, databaseUrl: DATABASE_URL, schema: bench.schema });
+    started.push(coordinator.process);
+    const { process: client } = await BenchProcess.start('latency-client.ts', {});
+    started.push(client);
     await new Promise((resolve) => setTimeout(resolve, STARTUP_SETTLE_MS));
     console.log(`  ${fmt(SMALL_HISTORY)} runs stored:`);
-    const small = await measure(coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
+    const small = await measure(client, coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
     await seed(bench, SMALL_HISTORY + 1, LARGE_HISTORY, config.logDir);
     console.log(`  ${fmt(LARGE_HISTORY)} runs stored:`);
-    const large = await measure(coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
-    const dags = await measure(coordinator, `GET /dags?perPage=100 (${fmt(DAG_COUNT)} DAGs)`, '/dags?perPage=100', dagPage);
+    const large = await measure(client, coordinator, 'GET /dag-runs?limit=100', '/dag-runs?limit=100', runPage);
+    const dags = await measure(client, coordinator, `GET /dags?perPage=100 (${fmt(DAG_COUNT)} DAGs)`, '/dags?perPage=100', dagPage);
     const metrics = await scrape(coordinator);
     const growth = (large.p99 - small.p99) / small.p99;
     target(`GET /dag-runs?limit=100 p99, ${IN_FLIGHT} in flight, ${fmt(LARGE_HISTORY)} runs`, large.p99, 'ms', LIST_TARGET_MS);
@@ -143,7 +137,7 @@ async function main(): Promise<void> {
     target(`GET /dags?perPage=100 p99, ${IN_FLIGHT} in flight, ${fmt(DAG_COUNT)} DAGs`, dags.p99, 'ms', LIST_TARGET_MS);
     target(`GET /metrics p99, ${fmt(LARGE_HISTORY)} runs`, metrics.p99, 'ms', SCRAPE_TARGET_MS);
   } finally {
-    await coordinator?.close();
+    for (const part of started.reverse()) await part.stop();
     await bench.cleanup();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openBenchDatabase, seedBenchRuns } from '@trellis/store/testing';
 import { benchDag, percentile } from './bench-dags.js';
-import { BenchProcess, benchServerConfig, type AnswerCheck, type ChildMessage } from './bench-processes.js';
+import { BenchProcess, benchServerConfig, cpuMicros, startCoordinatorProcess, type AnswerCheck, type ServedCoordinator } from './bench-processes.js';
 
 const DATABASE_URL = process.env.TRELLIS_BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const CLI = resolve(import.meta.dirname, '..', '..', 'cli', 'dist', 'main.js');
@@ -30,26 +30,14 @@ const LINE_BYTES = 64;
 const LINES = LOG_BYTES / LINE_BYTES;
 const DAG = `worker_selector:\n  pool: bench\nsteps:\n  - name: flood\n    command: awk 'BEGIN { for (i = 1; i <= ${LINES}; i++) printf "%08d %054d\\n", i, 0 }'\n`;
 
-interface Served {
-  process: BenchProcess;
-  apiUrl: string;
-  grpcAddress: string;
-}
-
-async function startCoordinatorProcess(dir: string, id: string, schema: string): Promise<Served> {
-  const { process: child, ready } = await BenchProcess.start('coordinator-process.ts', { dir, id, databaseUrl: DATABASE_URL, schema });
-  if (ready.type !== 'ready') throw new Error(`coordinator ${id} answered ${ready.type}`);
-  return { process: child, apiUrl: ready.apiUrl, grpcAddress: ready.grpcAddress };
-}
-
-async function getJson<T>(c: Served, path: string, init: RequestInit = {}): Promise<T> {
+async function getJson<T>(c: ServedCoordinator, path: string, init: RequestInit = {}): Promise<T> {
   const res = await fetch(c.apiUrl + path, { ...init, headers: { 'content-type': 'application/json' } });
   const text = await res.text();
   if (!res.ok) throw new Error(`${path}: HTTP ${res.status} ${text.slice(0, 200)}`);
   return JSON.parse(text) as T;
 }
 
-async function waitForEnd(c: Served, path: string): Promise<number> {
+async function waitForEnd(c: ServedCoordinator, path: string): Promise<number> {
   for (;;) {
     const { dagRun } = await getJson<{ dagRun: { status: number } }>(c, path);
     if ([2, 3, 4, 6, 8].includes(dagRun.status)) return dagRun.status;
@@ -57,18 +45,12 @@ async function waitForEnd(c: Served, path: string): Promise<number> {
   }
 }
 
-async function cpuMicros(c: Served): Promise<number> {
-  const answer: ChildMessage = await c.process.ask({ type: 'cpu' });
-  if (answer.type !== 'cpu') throw new Error(`cpu: coordinator answered ${answer.type}`);
-  return answer.micros;
-}
-
 /**
  * `inFlight` requests at a time from the client process to `c`; each figure is one request's
  * latency, body read included. The CPU figure is the coordinator's own per request (PostgreSQL's
  * and the client's are not counted): what the code costs, whatever else the machine runs.
  */
-async function measure(client: BenchProcess, c: Served, label: string, path: string, check: AnswerCheck, inFlight = IN_FLIGHT, offsetRange?: number): Promise<number> {
+async function measure(client: BenchProcess, c: ServedCoordinator, label: string, path: string, check: AnswerCheck, inFlight = IN_FLIGHT, offsetRange?: number): Promise<number> {
   const cpuBefore = await cpuMicros(c);
   const answer = await client.ask({ type: 'measure', measurement: { url: c.apiUrl, path, inFlight, warmup: WARMUP_REQUESTS, measured: MEASURED_REQUESTS, check, ...(offsetRange !== undefined ? { offsetRange } : {}) } });
   if (answer.type !== 'times') throw new Error(`${label}: the client answered ${answer.type}`);
@@ -91,9 +73,9 @@ async function main(): Promise<void> {
   await seedBenchRuns(bench.db, { dags, runs: HISTORY_RUNS, logDir: benchServerConfig(dir, 'bench-a').logDir });
   const started: BenchProcess[] = [];
   try {
-    const a = await startCoordinatorProcess(dir, 'bench-a', bench.schema);
+    const a = await startCoordinatorProcess({ dir, id: 'bench-a', databaseUrl: DATABASE_URL, schema: bench.schema });
     started.push(a.process);
-    const b = await startCoordinatorProcess(dir, 'bench-b', bench.schema);
+    const b = await startCoordinatorProcess({ dir, id: 'bench-b', databaseUrl: DATABASE_URL, schema: bench.schema });
     started.push(b.process);
     const { process: client } = await BenchProcess.start('latency-client.ts', {});
     started.push(client);

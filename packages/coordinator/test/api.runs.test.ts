@@ -198,6 +198,24 @@ describe('run management', () => {
     assert.deepEqual((history.json.gridData as Json[]).map((g) => g.name), ['greet', 'fail-soft']);
   });
 
+  test('a listed run (built by the database) is its details without the details-only fields; queued ones list conditions []', async () => {
+    const queuedId = (await t.call('POST', '/dags/parked/enqueue', { dagRunId: 'listed-queued' })).json.dagRunId as string;
+    const listed = (await t.call('GET', '/dag-runs?limit=20')).json.dagRuns as Json[];
+    assert.ok(listed.length > 5);
+    const detailsOnly = ['error', 'attemptId', 'fileName', 'profileName', 'profileEntries', 'nodes', 'handlers', 'gitCommit'];
+    for (const item of listed) {
+      const details = (await t.call('GET', `/dag-runs/${String(item.name)}/${String(item.dagRunId)}`)).json.dagRun as Json;
+      const expected = Object.fromEntries(Object.entries(details).filter(([key]) => !detailsOnly.includes(key)));
+      if (item.status === 5) expected.conditions = [];
+      assert.deepEqual(item, expected, `${String(item.name)}/${String(item.dagRunId)}`);
+    }
+    assert.deepEqual(listed.find((r) => r.dagRunId === queuedId)?.conditions, []);
+    const [latest] = (await t.call('GET', '/dag-runs?name=hello&limit=1')).json.dagRuns as Json[];
+    const dag = ((await t.call('GET', '/dags?name=hello')).json.dags as Json[]).find((d) => d.fileName === 'hello');
+    assert.deepEqual(dag?.latestDAGRun, latest, 'the DAG list shows the same summary');
+    assert.deepEqual((await t.call('GET', '/dags/hello')).json.latestDAGRun, latest, 'and so do the DAG details');
+  });
+
   test('stop-all stops every queued run, past the first page of 500', async () => {
     for (let i = 0; i < 520; i += 1) assert.equal((await t.call('POST', '/dags/parked/enqueue', { dagRunId: `p${i}` })).status, 200);
     const stopped = await t.call('POST', '/dags/parked/stop-all');

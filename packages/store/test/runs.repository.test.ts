@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRunSummaries, listRuns,
+  failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRunSummaries, listRunSummaryJson, listRuns,
   purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
   type Db, type NewRun,
 } from '@trellis/store';
@@ -133,8 +133,17 @@ describe('runs repository', () => {
     assert.equal(summaries.nextCursor, full.nextCursor, 'the same cursor');
     await setSuspended(db, 'none', true);
     const states = await getDagRunStates(db, ['paged', 'none']);
-    assert.deepEqual(states.get('paged'), { latest: (await listRunSummaries(db, { name: 'paged', limit: 1 })).runs[0], suspended: false });
-    assert.deepEqual(states.get('none'), { latest: undefined, suspended: true });
+    const pagedJson = await listRunSummaryJson(db, { name: 'paged', limit: 10 });
+    const listed = JSON.parse(pagedJson.json) as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      listed.map((r) => [r.dagRunId, r.status, r.statusLabel, r.queuedAt, r.startedAt, r.finishedAt, r.triggeredBy, r.conditions]),
+      summaries.runs.map((r) => [r.dagRunId, r.status, r.status === RunStatus.Success ? 'succeeded' : 'queued', r.queuedAt, r.startedAt, r.finishedAt, r.triggeredBy, r.status === RunStatus.Queued ? [] : undefined]),
+      'the JSON summaries: the same runs and values, conditions [] only while queued',
+    );
+    assert.equal(pagedJson.nextCursor, full.nextCursor, 'the same cursor');
+    assert.equal(states.get('paged')?.suspended, false);
+    assert.deepEqual(JSON.parse(states.get('paged')?.latestJson ?? 'null'), listed[0], 'the latest run, summarised alike');
+    assert.deepEqual(states.get('none'), { latestJson: undefined, suspended: true });
     await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
   });
 

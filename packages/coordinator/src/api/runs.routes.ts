@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError, DAG_FILE_NAME, RunStatus, isNodeStatus, workspaceLabel } from '@trellis/core';
-import { actorOf, defineRoute, type AnyRoute } from '../http/routes.js';
+import { actorOf, defineRoute, JsonText, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
 import type { RunCommands, StartOptions } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
@@ -171,7 +171,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: runListSchema,
       query: listQuery,
-      handler: ({ query }) => deps.queries.list(listFilter(query, query.name)),
+      handler: async ({ query }) => new JsonText(await deps.queries.listJson(listFilter(query, query.name))),
     }),
     defineRoute({
       method: 'get',
@@ -183,7 +183,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: runListSchema,
       params: z.object({ name: z.string().min(1) }),
       query: listQuery,
-      handler: ({ params, query }) => deps.queries.list(listFilter(query, params.name)),
+      handler: async ({ params, query }) => new JsonText(await deps.queries.listJson(listFilter(query, params.name))),
     }),
     defineRoute({
       method: 'get',

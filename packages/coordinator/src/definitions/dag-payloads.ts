@@ -1,6 +1,5 @@
 import { toDagDetail, toDagListItemDag, type DagListItemPayload } from '@trellis/core';
-import type { RunSummaryRecord } from '@trellis/store';
-import { runSummary } from '../runs/payloads.js';
+import type { runSummary } from '../runs/payloads.js';
 import type { IndexedDag } from './dag-index.js';
 
 /** What a definition that does not parse is listed as: its file name and nothing else. */
@@ -35,20 +34,20 @@ function itemText(entry: IndexedDag): ItemText {
 
 /**
  * The contract's DAG list item as JSON text. The definition's part is serialized once per
- * definition version: a page of 100 DAGs converted and serialized 100 definitions per request.
+ * definition version (a page of 100 DAGs converted and serialized 100 definitions per request),
+ * the latest run's summary comes as the database wrote it (`latestJson`, see RUN_SUMMARY_JSON).
  */
-export function listItemJson(entry: IndexedDag, nextRun: string, latest?: RunSummaryRecord, suspended = false): string {
+export function listItemJson(entry: IndexedDag, nextRun: string, latestJson = 'null', suspended = false): string {
   const { head, errors } = itemText(entry);
-  const run = latest !== undefined ? JSON.stringify(runSummary(latest)) : 'null';
-  return `${head},"nextRun":${JSON.stringify(nextRun)},"latestDAGRun":${run},"suspended":${String(suspended)},"errors":${errors}}`;
+  return `${head},"nextRun":${JSON.stringify(nextRun)},"latestDAGRun":${latestJson},"suspended":${String(suspended)},"errors":${errors}}`;
 }
 
 /** The contract's DAG details, with its local DAGs and problems. */
-export function dagDetails(entry: IndexedDag, latest?: RunSummaryRecord, suspended = false) {
+export function dagDetails(entry: IndexedDag, latestJson?: string, suspended = false) {
   return {
     dag: entry.result.dag !== undefined ? toDagDetail(entry.result.dag) : { ...emptyListItem(entry.fileName) },
     localDags: entry.result.localDags.map((local) => ({ name: local.name, dag: local.dag !== undefined ? toDagDetail(local.dag) : null, errors: local.errors })),
-    latestDAGRun: latest !== undefined ? runSummary(latest) : null,
+    latestDAGRun: latestJson !== undefined ? (JSON.parse(latestJson) as ReturnType<typeof runSummary>) : null,
     suspended,
     errors: entry.result.errors,
   };

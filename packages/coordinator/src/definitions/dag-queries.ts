@@ -49,7 +49,7 @@ export class DagQueries {
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
     const states = await getDagRunStates(this.deps.db, slice.map((e) => e.name));
-    const items = slice.map((e) => listItemJson(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latest, states.get(e.name)?.suspended));
+    const items = slice.map((e) => listItemJson(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latestJson, states.get(e.name)?.suspended));
     return { dagsJson: `[${items.join(',')}]`, total: entries.length };
   }
 
@@ -57,7 +57,7 @@ export class DagQueries {
     await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
     const state = (await getDagRunStates(this.deps.db, [entry.name])).get(entry.name);
-    return dagDetails(entry, state?.latest, state?.suspended);
+    return dagDetails(entry, state?.latestJson, state?.suspended);
   }
 
   /** The YAML text of a definition, with what it parses to, as the database has it now. */

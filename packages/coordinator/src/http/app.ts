@@ -60,6 +60,10 @@ function openApiRoute(getRoutes: () => AnyRoute[], options: HttpAppOptions): Any
 export function createHttpApp(options: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  // No ETag on answers: express hashes every body for one (about 6% of what a 100-item list cost
+  // the coordinator) and no client of the API revalidates; lists change as runs do. The UI's
+  // files keep express.static's own validators; only its HTML shell (a few KB) is sent whole.
+  app.set('etag', false);
   app.set('query parser', 'extended');
   app.use(assignRequestId);
   if (options.accessLog ?? true) app.use(accessLog(options.logger));

@@ -195,9 +195,11 @@ function checkResponse(route: AnyRoute, status: number, body: unknown): void {
 
 async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean, authenticate: Authenticate): Promise<void> {
   const principal = await admit(req, route.permission, authenticate);
-  parsePart(remoteNodeQuery, { remoteNode: req.query.remoteNode }, 'query');
+  // express 5 parses the query string again on every read of req.query: read it once.
+  const rawQuery = req.query;
+  parsePart(remoteNodeQuery, { remoteNode: rawQuery.remoteNode }, 'query');
   const params: unknown = parsePart(route.params, req.params, 'path');
-  const query: unknown = parsePart(route.query, req.query, 'query');
+  const query: unknown = parsePart(route.query, rawQuery, 'query');
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
   const headers = parsePart(route.headers, declaredHeaders(route.headers, req), 'header');
   const stillAdmitted = (): Promise<boolean> => admit(req, route.permission, authenticate).then(() => true, () => false);

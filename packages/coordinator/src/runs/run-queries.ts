@@ -1,5 +1,5 @@
 import { isTerminalRunStatus, NotFoundError } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRuns, syncedSpecCommit, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRunSummaryJson, listRuns, syncedSpecCommit, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { EMPTY_LOG_PAGE, readEndedTail, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
@@ -56,11 +56,14 @@ export class RunQueries {
     return run;
   }
 
-  /** Runs, newest first, with the cursor of the next page when there is one. */
-  async list(filter: RunListFilter) {
+  /**
+   * Runs, newest first, with the cursor of the next page when there is one: the response body
+   * as JSON text, its summaries as the database wrote them (see RUN_SUMMARY_JSON).
+   */
+  async listJson(filter: RunListFilter): Promise<string> {
     // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
-    const page = await listRunSummaries(this.deps.db, filter);
-    return { dagRuns: page.runs.map((r) => runSummary(r)), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+    const page = await listRunSummaryJson(this.deps.db, filter);
+    return `{"dagRuns":${page.json}${page.nextCursor !== undefined ? `,"nextCursor":${JSON.stringify(page.nextCursor)}` : ''}}`;
   }
 
   /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */

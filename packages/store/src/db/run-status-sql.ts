@@ -1,4 +1,4 @@
-import { ACTIVE_RUN_STATUSES, RunStatus, TERMINAL_RUN_STATUSES, UNFINISHED_RUN_STATUSES } from '@trellis/core';
+import { ACTIVE_RUN_STATUSES, RunStatus, runStatusLabel, TERMINAL_RUN_STATUSES, UNFINISHED_RUN_STATUSES } from '@trellis/core';
 
 // Run statuses as SQL text, from core's enum and its named sets. They are interpolated, not
 // bound as parameters: they are integers of our own, and a literal list lets the planner match
@@ -15,3 +15,8 @@ export const TERMINAL = list(TERMINAL_RUN_STATUSES);
 export const UNFINISHED = list(UNFINISHED_RUN_STATUSES);
 
 export const { Running: RUNNING, Failed: FAILED, Aborted: ABORTED, Success: SUCCESS, Queued: QUEUED } = RunStatus;
+
+/** `${STATUS_LABEL}`: the run's status as core labels it (`succeeded`, ...), for payloads the database builds. */
+export const STATUS_LABEL = `CASE status ${Object.values(RunStatus)
+  .map((status) => `WHEN ${status} THEN '${runStatusLabel(status)}'`)
+  .join(' ')} END`;

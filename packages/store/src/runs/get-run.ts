@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, RUN_SUMMARY_COLUMNS, type RunRecord, type RunSummaryRecord } from './record.js';
+import { RUN_COLUMNS, RUN_SUMMARY_JSON, type RunRecord } from './record.js';
 import { UNFINISHED } from '../db/run-status-sql.js';
 
 export async function getRun(q: Queryable, dagName: string, dagRunId: string): Promise<RunRecord | undefined> {
@@ -14,7 +14,8 @@ export async function getLatestRun(q: Queryable, dagName: string): Promise<RunRe
 
 /** What a DAG list item shows of a DAG's runs and state. */
 export interface DagRunState {
-  latest: RunSummaryRecord | undefined;
+  /** The newest run's summary as the API shows it, JSON text (see RUN_SUMMARY_JSON). */
+  latestJson: string | undefined;
   suspended: boolean;
 }
 
@@ -24,14 +25,14 @@ export interface DagRunState {
  */
 export async function getDagRunStates(q: Queryable, dagNames: string[]): Promise<Map<string, DagRunState>> {
   if (dagNames.length === 0) return new Map();
-  const rows = await q.query<RunSummaryRecord & { listedName: string; listedSuspended: boolean }>(
-    `SELECT n.name AS "listedName", coalesce(s.suspended, false) AS "listedSuspended", r.*
+  const rows = await q.query<{ name: string; suspended: boolean; latest: string | null }>(
+    `SELECT n.name, coalesce(s.suspended, false) AS suspended, r.json AS latest
      FROM unnest($1::text[]) AS n(name)
-     LEFT JOIN LATERAL (SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r ON true
+     LEFT JOIN LATERAL (SELECT ${RUN_SUMMARY_JSON} AS json FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r ON true
      LEFT JOIN dag_state s ON s.dag_name = n.name`,
     [dagNames],
   );
-  return new Map(rows.map(({ listedName, listedSuspended, ...run }) => [listedName, { latest: run.id === null ? undefined : run, suspended: listedSuspended }]));
+  return new Map(rows.map((row) => [row.name, { latestJson: row.latest ?? undefined, suspended: row.suspended }]));
 }
 
 /** Runs of one DAG that hold or wait for a slot: queued, running or waiting. */

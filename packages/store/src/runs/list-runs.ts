@@ -1,6 +1,6 @@
 import { BadRequestError, type RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, RUN_SUMMARY_COLUMNS, type RunRecord, type RunSummaryRecord } from './record.js';
+import { CREATED_AT_TEXT, RUN_COLUMNS, RUN_SUMMARY_COLUMNS, RUN_SUMMARY_JSON, type RunRecord, type RunSummaryPage, type RunSummaryRecord } from './record.js';
 
 export interface RunFilter {
   name?: string;
@@ -41,6 +41,13 @@ export function listRuns(q: Queryable, filter: RunFilter): Promise<{ runs: RunRe
 /** As listRuns, with only what a run list shows of each run (the API's run lists). */
 export function listRunSummaries(q: Queryable, filter: RunFilter): Promise<{ runs: RunSummaryRecord[]; nextCursor?: string }> {
   return pageOf<RunSummaryRecord>(q, RUN_SUMMARY_COLUMNS, filter);
+}
+
+/** As listRunSummaries, the page as the API's JSON text (the run list endpoints pass it on as it is). */
+export async function listRunSummaryJson(q: Queryable, filter: RunFilter): Promise<RunSummaryPage> {
+  const { runs, nextCursor } = await pageOf<{ id: number; createdAt: string; json: string }>(q, `id, ${CREATED_AT_TEXT} AS "createdAt", ${RUN_SUMMARY_JSON} AS json`, filter);
+  const json = `[${runs.map((r) => r.json).join(',')}]`;
+  return nextCursor !== undefined ? { json, nextCursor } : { json };
 }
 
 async function pageOf<T extends { createdAt: Date | string; id: number }>(q: Queryable, columns: string, filter: RunFilter): Promise<{ runs: T[]; nextCursor?: string }> {

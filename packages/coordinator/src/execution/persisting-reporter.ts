@@ -6,7 +6,12 @@ import { snapshotWrite } from './snapshot-store.js';
 import { attemptLogDir } from '../logs/log-streams.js';
 import type { LogFollowers } from '../logs/log-followers.js';
 
-const BATCH_WINDOW_MS = 15;
+/**
+ * How long the first report of a burst waits for the rest. A run's end never waits for it
+ * (settled() closes it), so it only delays what is seen of a run still going: a step's start,
+ * its output so far. 50 ms covers a short step's whole run on a busy host: one write per run.
+ */
+const BATCH_WINDOW_MS = 50;
 /**
  * Log bytes held while the database refuses writes. A stream whose next chunk would pass this
  * keeps nothing more: its stored log ends with the bytes held before it, never with a hole.
@@ -89,8 +94,8 @@ export class PersistingReporter implements RunReporter {
 
   /**
    * The first report of a burst waits a moment for the rest: a short run's start, output, step
-   * and end then cost one log transaction and one status write instead of several. The run
-   * already shows Running from admission.
+   * and end then cost one statement instead of several. The run already shows Running from
+   * admission.
    */
   private schedule(): void {
     this.writing ??= this.window().then(() => this.drain());

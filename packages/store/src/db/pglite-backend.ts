@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { InternalError } from '@trellis/core';
 import { DataDirInUseError } from './data-dir-in-use.js';
-import { PGLITE_START_PARAMS } from './pglite-start-params.js';
+import { compileWasmWithBaselineOnly, PGLITE_START_PARAMS } from './pglite-settings.js';
 import { CAPABILITIES, type Db, type Queryable } from './types.js';
 
 function isAlive(pid: number): boolean {
@@ -64,6 +64,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
   try {
     const pgdata = dataDir !== undefined ? join(dataDir, 'pgdata') : undefined;
     if (pgdata !== undefined) await createCluster(pgdata);
+    compileWasmWithBaselineOnly();
     db = await PGlite.create({ ...(pgdata !== undefined ? { dataDir: pgdata } : {}), startParams: PGLITE_START_PARAMS });
   } catch (error) {
     release();

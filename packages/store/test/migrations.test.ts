@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { InternalError } from '@trellis/core';
 import { DataDirInUseError, MIGRATIONS, migrate, openDatabase } from '@trellis/store';
 
 const url = process.env.TRELLIS_TEST_DATABASE_URL;
@@ -41,6 +42,31 @@ test('the embedded data directory is locked against a second live process', asyn
     writeFileSync(join(dir, 'trellis.lock'), String(spawnSync('true').pid));
     const db = await openDatabase({ dataDir: dir });
     await db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a new embedded data directory is made by a child process and keeps what is written; a failure to make it releases the lock', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-initdb-'));
+  try {
+    const db = await openDatabase({ dataDir: dir });
+    assert.ok(existsSync(join(dir, 'pgdata', 'PG_VERSION')));
+    await db.exec('CREATE TABLE kept (v int); INSERT INTO kept VALUES (7)');
+    await db.close();
+    const reopened = await openDatabase({ dataDir: dir });
+    assert.deepEqual(await reopened.query('SELECT v FROM kept'), [{ v: 7 }]);
+    await reopened.close();
+
+    const broken = mkdtempSync(join(tmpdir(), 'trellis-initdb-'));
+    try {
+      // A file where the cluster's directory should be: the child cannot make it.
+      writeFileSync(join(broken, 'pgdata'), '');
+      await assert.rejects(openDatabase({ dataDir: broken }), (e: unknown) => e instanceof InternalError && e.message.includes('creating the embedded database'));
+      assert.equal(existsSync(join(broken, 'trellis.lock')), false);
+    } finally {
+      rmSync(broken, { recursive: true, force: true });
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -50,3 +50,12 @@ test('an error logged alone keeps message, code and the worker id; stacks only a
   debug.logger.error('x', { error: new Error('boom') });
   assert.match(String((debug.lines()[0]?.error as { stack?: string } | undefined)?.stack), /Error: boom\n\s+at /);
 });
+
+test('a line holds the fields in key order, a child logger adds its own, and a level below the threshold is not written', () => {
+  const log = capture('info');
+  log.logger.child({ dagRunId: 'r1' }).info('run finished', { status: 'succeeded', labels: { b: '2', a: '1' }, big: 10n });
+  log.logger.debug('not written');
+  const lines = log.text().trim().split('\n');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0] ?? '', /^\{"big":"10","dagRunId":"r1","labels":\{"a":"1","b":"2"\},"level":"info","message":"run finished","status":"succeeded","timestamp":"[^"]+","worker":"w1"\}$/);
+});

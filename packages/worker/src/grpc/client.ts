@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
-import { PROTO_FILE, PROTO_LOADER_OPTIONS, WORKER_AUTH_METADATA, type CoordinatorMethod, type CoordinatorMethods, type CoordinatorPackage, type SessionFrame } from '@trellis/core/protocol';
+import { WORKER_AUTH_METADATA, type CoordinatorMethod, type CoordinatorMethods, type CoordinatorPackage, type SessionFrame } from '@trellis/core/protocol';
 import type { WorkerConfig } from '../config.js';
+import { coordinatorClientConstructor } from './coordinator-service.js';
 import { Session, type PendingCall } from './session.js';
 
 export type { PendingCall } from './session.js';
@@ -22,7 +22,8 @@ function channelCredentials(config: WorkerConfig): grpc.ChannelCredentials {
   );
 }
 
-type GrpcClient = InstanceType<CoordinatorPackage['trellis']['coordinator']['v1']['Coordinator']>;
+type GrpcClientConstructor = CoordinatorPackage['trellis']['coordinator']['v1']['Coordinator'];
+type GrpcClient = InstanceType<GrpcClientConstructor>;
 
 /** One coordinator's channel and the Session stream on it. */
 interface Connection {
@@ -37,14 +38,14 @@ interface Connection {
  * coordinators configured, calls go to one at a time until `failover` moves them to the next.
  */
 export class CoordinatorClient {
-  private readonly pkg: CoordinatorPackage;
+  private readonly clientConstructor: GrpcClientConstructor;
   private readonly credentials: grpc.ChannelCredentials;
   private readonly metadata = new grpc.Metadata();
   private index = 0;
   private connection: Connection;
 
   constructor(private readonly config: WorkerConfig) {
-    this.pkg = grpc.loadPackageDefinition(protoLoader.loadSync(PROTO_FILE, PROTO_LOADER_OPTIONS)) as unknown as CoordinatorPackage;
+    this.clientConstructor = coordinatorClientConstructor();
     this.credentials = channelCredentials(config);
     if (config.token !== undefined) this.metadata.set(WORKER_AUTH_METADATA, `Bearer ${config.token}`);
     this.connection = this.connect(config.coordinators[0] ?? '');
@@ -74,7 +75,7 @@ export class CoordinatorClient {
   }
 
   private connect(address: string): Connection {
-    const client = new this.pkg.trellis.coordinator.v1.Coordinator(address, this.credentials, {
+    const client = new this.clientConstructor(address, this.credentials, {
       // Reconnect quickly when the coordinator comes back; jitter is added by grpc-js.
       'grpc.initial_reconnect_backoff_ms': 200,
       'grpc.max_reconnect_backoff_ms': 3000,
@@ -82,7 +83,7 @@ export class CoordinatorClient {
       'grpc.keepalive_timeout_ms': 5_000,
     });
     const open = (): grpc.ClientDuplexStream<SessionFrame, SessionFrame> => client.Session(this.metadata);
-    return { address, client, session: new Session(open, this.pkg.trellis.coordinator.v1.Coordinator.service) };
+    return { address, client, session: new Session(open, this.clientConstructor.service) };
   }
 
   call<M extends CoordinatorMethod>(method: M, request: Request<M>, timeoutMs: number): PendingCall<Response<M>> {

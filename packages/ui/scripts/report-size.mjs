@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Prints what a first visit loads, from Vite's manifest: the shell (entry, the app frame it
 // imports at once, and their static imports) plus one page's chunks (each page is its own
-// dynamic import), gzipped, for the page that weighs most, against the 300 KB budget. The YAML editor loads only on the spec tab.
+// dynamic import), gzipped, for the page that weighs most, against the 300 KB budget. The
+// YAML editor loads only on the spec tab.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';

@@ -1,20 +1,19 @@
 import { basePath } from './api/client';
 import { prepareTimeFormats } from './lib/time';
-import { startFirstPage } from './page-routes';
+import { PAGE_CHUNKS, startFirstRequests } from './page-routes';
 import './styles.css';
 
-/** Resolves in a task of its own, after the microtasks queued so far (a request's way to fetch()). */
-const nextTask = () => new Promise((resolve) => setTimeout(resolve, 0));
-
-// The entry holds no React: the first page's requests (with the session check) and its chunk
-// go out as soon as this small module runs, and travel while the shell (React, the router,
-// the app frame; preloaded by the page) is evaluated, instead of after it. The API client
-// sends a request only after a few microtasks, so the shell's evaluation and the time formats
-// (locale data: tens of milliseconds) wait for a task of their own. A failed chunk load still
-// renders (the page then says why).
-const firstPage = startFirstPage(window.location.pathname.slice(basePath.length) || '/').catch(() => undefined);
-const shell = nextTask().then(() => import('./App'));
+// The entry holds no React: the first page's requests (with the session check) go out as soon
+// as this small module runs, and travel while the page's chunk and the shell (React, the
+// router, the app frame; the page preloads its files) load and are evaluated.
+const page = startFirstRequests(window.location.pathname.slice(basePath.length) || '/');
+// The API client calls fetch() only after a few microtasks; starting a chunk's import inserts
+// its preload links at once, which takes the main thread for milliseconds to tens of them.
+await new Promise((resolve) => setTimeout(resolve, 0));
+const chunks = Promise.all([import('./App'), page !== undefined ? PAGE_CHUNKS[page]().catch(() => undefined) : undefined]);
+// Made while the chunks travel: the time formats load locale data (tens of milliseconds).
 setTimeout(prepareTimeFormats, 0);
-const [{ mount }, page] = await Promise.all([shell, firstPage]);
+const [{ mount }] = await chunks;
 const root = document.getElementById('root');
+// A page whose chunk failed to load still renders (it then says why).
 if (root !== null) await mount(root, page);

@@ -90,16 +90,15 @@ function matchSegments(pattern: string, pathname: string): Params | undefined {
 }
 
 /**
- * A visit's first page: the session check and the page's first requests go out and its chunk
- * loads. Resolves with the page's name once its chunk is in (undefined: no page at that path).
+ * The page a visit opens: its first requests and the session check are started (they reach
+ * fetch() a few microtasks later), and its name returned (undefined: no page at that path).
  */
-export async function startFirstPage(pathname: string): Promise<PageName | undefined> {
+export function startFirstRequests(pathname: string): PageName | undefined {
   loadMe.prefetch();
   for (const route of PAGE_ROUTES as readonly PageRoute[]) {
     const params = matchSegments(route.path, pathname);
     if (params === undefined) continue;
     route.prefetch?.(params);
-    await PAGE_CHUNKS[route.page]();
     return route.page;
   }
   return undefined;

@@ -162,10 +162,11 @@ export function App() {
 
 /**
  * Renders the app into `root`. The first page's chunk, which the entry has loaded, is taken in
- * first, so that page renders at once instead of behind a Suspense fallback.
+ * first, so that page renders at once instead of behind a Suspense fallback; one that failed to
+ * load still renders (the page then says why).
  */
 export async function mount(root: HTMLElement, firstPage: PageName | undefined): Promise<void> {
-  if (firstPage !== undefined) await PAGES[firstPage].preload();
+  if (firstPage !== undefined) await PAGES[firstPage].preload().catch(() => undefined);
   createRoot(root).render(
     <StrictMode>
       <App />

@@ -15,5 +15,4 @@ const chunks = Promise.all([import('./App'), page !== undefined ? PAGE_CHUNKS[pa
 setTimeout(prepareTimeFormats, 0);
 const [{ mount }] = await chunks;
 const root = document.getElementById('root');
-// A page whose chunk failed to load still renders (it then says why).
 if (root !== null) await mount(root, page);

@@ -1,81 +1,51 @@
-import { Component, Suspense, useEffect, useState, type ReactNode } from 'react';
-import { BrowserRouter, matchPath, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
+import { Component, StrictMode, Suspense, useEffect, useState, type ReactNode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { BrowserRouter, Navigate, NavLink, Route, Routes, useLocation } from 'react-router';
 import { basePath } from './api/client';
 import { AuthProvider, useAuth } from './lib/auth';
 import { Loading } from './components/common';
 import { pageChunk } from './lib/pages';
-import { DAG_FIRST_SCREEN, loadDag, loadDagPage, loadMe, loadRecentRuns, loadRun } from './api/loaders';
+import { PAGE_CHUNKS, PAGE_ROUTES, type PageName, type PagePath } from './page-routes';
 
-// One chunk per page: the first load carries only the shell and the page it opens.
-const DagList = pageChunk(() => import('./pages/DagList'));
-const DagDetail = pageChunk(() => import('./pages/DagDetail'));
-const RunDetail = pageChunk(() => import('./pages/RunDetail'));
-const Runs = pageChunk(() => import('./pages/Runs'));
-const Queues = pageChunk(() => import('./pages/Queues'));
-const Login = pageChunk(() => import('./pages/Login'));
-const Users = pageChunk(() => import('./pages/Users'));
-const ApiKeys = pageChunk(() => import('./pages/ApiKeys'));
-const Webhooks = pageChunk(() => import('./pages/Webhooks'));
-const Workspaces = pageChunk(() => import('./pages/Workspaces'));
-const Profiles = pageChunk(() => import('./pages/Profiles'));
-const ProfileDetail = pageChunk(() => import('./pages/ProfileDetail'));
-const Documents = pageChunk(() => import('./pages/Documents'));
-const Search = pageChunk(() => import('./pages/Search'));
-const Sync = pageChunk(() => import('./pages/Sync'));
+const PAGES = {
+  DagList: pageChunk(PAGE_CHUNKS.DagList),
+  DagDetail: pageChunk(PAGE_CHUNKS.DagDetail),
+  RunDetail: pageChunk(PAGE_CHUNKS.RunDetail),
+  Runs: pageChunk(PAGE_CHUNKS.Runs),
+  Queues: pageChunk(PAGE_CHUNKS.Queues),
+  Login: pageChunk(PAGE_CHUNKS.Login),
+  Users: pageChunk(PAGE_CHUNKS.Users),
+  ApiKeys: pageChunk(PAGE_CHUNKS.ApiKeys),
+  Webhooks: pageChunk(PAGE_CHUNKS.Webhooks),
+  Workspaces: pageChunk(PAGE_CHUNKS.Workspaces),
+  Profiles: pageChunk(PAGE_CHUNKS.Profiles),
+  ProfileDetail: pageChunk(PAGE_CHUNKS.ProfileDetail),
+  Documents: pageChunk(PAGE_CHUNKS.Documents),
+  Search: pageChunk(PAGE_CHUNKS.Search),
+  Sync: pageChunk(PAGE_CHUNKS.Sync),
+} satisfies Record<PageName, { preload: () => Promise<void> }>;
 
-type Params = Partial<Record<string, string>>;
+/** What each path of the table renders (the type asks for every path). */
+const ELEMENTS: Record<PagePath, ReactNode> = {
+  '/': <PAGES.DagList />,
+  '/dags/:fileName': <PAGES.DagDetail />,
+  '/runs': <PAGES.Runs />,
+  '/runs/:name/:dagRunId': <PAGES.RunDetail />,
+  '/queues': <PAGES.Queues />,
+  '/login': <PAGES.Login mode="login" />,
+  '/setup': <PAGES.Login mode="setup" />,
+  '/admin/users': <PAGES.Users />,
+  '/admin/api-keys': <PAGES.ApiKeys />,
+  '/admin/webhooks': <PAGES.Webhooks />,
+  '/workspaces': <PAGES.Workspaces />,
+  '/docs': <PAGES.Documents />,
+  '/search': <PAGES.Search />,
+  '/sync': <PAGES.Sync />,
+  '/profiles': <PAGES.Profiles />,
+  '/profiles/:profileName': <PAGES.ProfileDetail />,
+  '/profiles/_workspaces/:workspace': <PAGES.ProfileDetail />,
+};
 
-interface PageRoute {
-  path: string;
-  page: { preload: () => Promise<void> };
-  element: ReactNode;
-  /** Starts the requests the page makes first, so they travel while its chunk loads. */
-  prefetch?: (params: Params) => void;
-}
-
-const ROUTES: PageRoute[] = [
-  {
-    path: '/',
-    page: DagList,
-    element: <DagList />,
-    prefetch: () => {
-      loadDagPage.prefetch(1, DAG_FIRST_SCREEN);
-      loadRecentRuns.prefetch();
-    },
-  },
-  { path: '/dags/:fileName', page: DagDetail, element: <DagDetail />, prefetch: (p) => loadDag.prefetch(p.fileName ?? '') },
-  { path: '/runs', page: Runs, element: <Runs /> },
-  { path: '/runs/:name/:dagRunId', page: RunDetail, element: <RunDetail />, prefetch: (p) => loadRun.prefetch(p.name ?? '', p.dagRunId ?? '') },
-  { path: '/queues', page: Queues, element: <Queues /> },
-  { path: '/login', page: Login, element: <Login mode="login" /> },
-  { path: '/setup', page: Login, element: <Login mode="setup" /> },
-  { path: '/admin/users', page: Users, element: <Users /> },
-  { path: '/admin/api-keys', page: ApiKeys, element: <ApiKeys /> },
-  { path: '/admin/webhooks', page: Webhooks, element: <Webhooks /> },
-  { path: '/workspaces', page: Workspaces, element: <Workspaces /> },
-  { path: '/docs', page: Documents, element: <Documents /> },
-  { path: '/search', page: Search, element: <Search /> },
-  { path: '/sync', page: Sync, element: <Sync /> },
-  { path: '/profiles', page: Profiles, element: <Profiles /> },
-  // `_global` is one of these too: a profile's name cannot begin with `_`.
-  { path: '/profiles/:profileName', page: ProfileDetail, element: <ProfileDetail /> },
-  { path: '/profiles/_workspaces/:workspace', page: ProfileDetail, element: <ProfileDetail /> },
-];
-
-/**
- * The first page of a visit: its requests go out (with the session check) while its chunk
- * loads; resolves when the chunk is in. A path that names no page loads nothing.
- */
-export function preloadPage(pathname: string): Promise<void> {
-  loadMe.prefetch();
-  for (const route of ROUTES) {
-    const match = matchPath(route.path, pathname);
-    if (match === null) continue;
-    route.prefetch?.(match.params);
-    return route.page.preload();
-  }
-  return Promise.resolve();
-}
 
 type Theme = 'light' | 'dark';
 
@@ -168,8 +138,8 @@ function Shell() {
         <PageBoundary resetKey={location.pathname}>
           <Suspense fallback={<Loading what="the page" />}>
             <Routes>
-              {ROUTES.map((r) => (
-                <Route key={r.path} path={r.path} element={r.element} />
+              {PAGE_ROUTES.map(({ path }) => (
+                <Route key={path} path={path} element={ELEMENTS[path]} />
               ))}
               <Route path="*" element={<p role="alert">No page at {location.pathname}.</p>} />
             </Routes>
@@ -187,5 +157,19 @@ export function App() {
         <Shell />
       </AuthProvider>
     </BrowserRouter>
+  );
+}
+
+/**
+ * Renders the app into `root`. The first page's chunk, which the entry has loaded, is taken in
+ * first, so that page renders at once instead of behind a Suspense fallback; one that failed to
+ * load still renders (the page then says why).
+ */
+export async function mount(root: HTMLElement, firstPage: PageName | undefined): Promise<void> {
+  if (firstPage !== undefined) await PAGES[firstPage].preload().catch(() => undefined);
+  createRoot(root).render(
+    <StrictMode>
+      <App />
+    </StrictMode>,
   );
 }

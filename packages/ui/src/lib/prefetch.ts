@@ -6,6 +6,8 @@
 interface Early {
   answer: Promise<unknown>;
   at: number;
+  /** The answer once it has arrived, so a page can render with it at once. */
+  arrived?: { value: unknown };
 }
 
 /** An answer nobody took this soon is not trusted later (a page visited afterwards asks afresh). */
@@ -17,23 +19,44 @@ export interface Prefetchable<A extends unknown[], T> {
   (...args: A): Promise<T>;
   /** Starts the request now, for the next call with the same arguments. */
   prefetch: (...args: A) => void;
+  /**
+   * The prefetched answer when it has already arrived (it is then taken, as a call would take
+   * it), else undefined: a page's first render shows it instead of a loading state.
+   */
+  arrived: (...args: A) => T | undefined;
 }
 
 export function prefetchable<A extends unknown[], T>(name: string, load: (...args: A) => Promise<T>): Prefetchable<A, T> {
   const keyOf = (args: A) => `${name} ${JSON.stringify(args)}`;
+  const fresh = (key: string): Early | undefined => {
+    const found = early.get(key);
+    return found !== undefined && Date.now() - found.at < FRESH_MS ? found : undefined;
+  };
   const take = (...args: A): Promise<T> => {
     const key = keyOf(args);
-    const found = early.get(key);
+    const found = fresh(key);
     early.delete(key);
-    return found !== undefined && Date.now() - found.at < FRESH_MS ? (found.answer as Promise<T>) : load(...args);
+    return found !== undefined ? (found.answer as Promise<T>) : load(...args);
+  };
+  const arrived = (...args: A): T | undefined => {
+    const key = keyOf(args);
+    const found = fresh(key)?.arrived;
+    if (found !== undefined) early.delete(key);
+    return found?.value as T | undefined;
   };
   const prefetch = (...args: A): void => {
     const key = keyOf(args);
     if (early.has(key)) return;
     const answer = load(...args);
+    const entry: Early = { answer, at: Date.now() };
     // A failure is reported to the page that takes it, not as an unhandled rejection meanwhile.
-    answer.catch(() => undefined);
-    early.set(key, { answer, at: Date.now() });
+    answer.then(
+      (value) => {
+        entry.arrived = { value };
+      },
+      () => undefined,
+    );
+    early.set(key, entry);
   };
-  return Object.assign(take, { prefetch });
+  return Object.assign(take, { prefetch, arrived });
 }

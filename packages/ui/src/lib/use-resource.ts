@@ -10,9 +10,17 @@ export interface Resource<T> {
   update: (change: (data: T) => T) => void;
 }
 
-/** Loads what `load` fetches whenever `deps` change; reload() fetches again (live updates call it). */
-export function useResource<T>(load: () => Promise<T>, deps: readonly unknown[]): Resource<T> {
-  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
+/**
+ * Loads what `load` fetches whenever `deps` change; reload() fetches again (live updates call
+ * it). `arrived` may give the first data at once (a prefetched answer already in): the first
+ * render shows it, with no loading state and no second render.
+ */
+export function useResource<T>(load: () => Promise<T>, deps: readonly unknown[], arrived?: () => T | undefined): Resource<T> {
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>(() => {
+    const data = arrived?.();
+    return data !== undefined ? { data, loading: false } : { loading: true };
+  });
+  const hadFirst = useRef(state.data !== undefined);
   const loadRef = useRef(load);
   loadRef.current = load;
   const generation = useRef(0);
@@ -25,6 +33,10 @@ export function useResource<T>(load: () => Promise<T>, deps: readonly unknown[])
   }, []);
   const update = useCallback((change: (data: T) => T) => setState((s) => (s.data !== undefined ? { ...s, data: change(s.data) } : s)), []);
   useEffect(() => {
+    if (hadFirst.current) {
+      hadFirst.current = false;
+      return;
+    }
     setState({ loading: true });
     reload();
   }, deps);

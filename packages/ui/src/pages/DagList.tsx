@@ -45,13 +45,18 @@ async function everyDag(known: number | undefined): Promise<{ dags: DagItem[]; t
  * updates load every page again.
  */
 function useAllDags(): AllDags {
-  const [state, setState] = useState<{ data?: DagItem[]; total?: number; error?: Error; loading: boolean }>({ loading: true });
+  // The first screenful, when its prefetched answer is already in: the first render shows it.
+  const [arrived] = useState(() => loadDagPage.arrived(1, DAG_FIRST_SCREEN));
+  const [state, setState] = useState<{ data?: DagItem[]; total?: number; error?: Error; loading: boolean }>(() =>
+    arrived !== undefined ? { data: arrived.dags, total: arrived.pagination.totalRecords, loading: arrived.pagination.totalPages > 1 } : { loading: true },
+  );
   const generation = useRef(0);
-  const load = useCallback((screenFirst: boolean) => {
+  /** Loads every DAG, first one screenful when `screenFirst`; `known` is their number when told. */
+  const load = useCallback((screenFirst: boolean, known?: number) => {
     const mine = ++generation.current;
     const current = () => mine === generation.current;
     const run = async (): Promise<void> => {
-      let total: number | undefined;
+      let total = known;
       if (screenFirst) {
         const screen = await loadDagPage(1, DAG_FIRST_SCREEN);
         if (!current()) return;
@@ -64,14 +69,16 @@ function useAllDags(): AllDags {
     };
     run().catch((error: unknown) => current() && setState((s) => ({ ...s, loading: false, error: error instanceof Error ? error : new Error(String(error)) })));
   }, []);
-  useEffect(() => load(true), [load]);
+  useEffect(() => {
+    if (arrived === undefined) load(true);
+    else if (arrived.pagination.totalPages > 1) load(false, arrived.pagination.totalRecords);
+  }, [load, arrived]);
   const reload = useCallback(() => load(false), [load]);
   return { data: state.data, total: state.total, error: state.error, loading: state.loading, reload };
 }
 
 /** The newest runs, grouped by DAG name, newest first: the coloured dots. */
-async function recentRunsByDag(): Promise<Map<string, RunSummary[]>> {
-  const body = await loadRecentRuns();
+function byDag(body: { dagRuns: RunSummary[] }): Map<string, RunSummary[]> {
   const byName = new Map<string, RunSummary[]>();
   for (const run of body.dagRuns) {
     const list = byName.get(run.name) ?? [];
@@ -79,6 +86,13 @@ async function recentRunsByDag(): Promise<Map<string, RunSummary[]>> {
     byName.set(run.name, list);
   }
   return byName;
+}
+
+const recentRunsByDag = async (): Promise<Map<string, RunSummary[]>> => byDag(await loadRecentRuns());
+
+function arrivedRunsByDag(): Map<string, RunSummary[]> | undefined {
+  const body = loadRecentRuns.arrived();
+  return body !== undefined ? byDag(body) : undefined;
 }
 
 function scheduleText(dag: DagItem['dag']): string {
@@ -129,7 +143,7 @@ function SuspendToggle({ item, onChanged }: { item: DagItem; onChanged: () => vo
 
 export default function DagList() {
   const dags = useAllDags();
-  const runs = useResource(recentRunsByDag, []);
+  const runs = useResource(recentRunsByDag, [], arrivedRunsByDag);
   const { can } = useAuth();
   const [query, setQuery] = useState('');
   const [label, setLabel] = useState('');

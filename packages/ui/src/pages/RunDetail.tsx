@@ -173,7 +173,7 @@ export default function RunDetail() {
   const navigate = useNavigate();
   const { can } = useAuth();
   const [act, busy, actionError] = useAction();
-  const detail = useResource(() => loadRun(name, dagRunId), [name, dagRunId]);
+  const detail = useResource(() => loadRun(name, dagRunId), [name, dagRunId], () => loadRun.arrived(name, dagRunId));
   const run = detail.data?.dagRun;
   // Run changes fetch the run again (timing, outputs, handlers); step changes arrive whole and
   // are applied in place, so a moving run costs no request per step.
@@ -184,8 +184,9 @@ export default function RunDetail() {
   const step = search.get('step') ?? undefined;
   const [stream, setStream] = useState<'stdout' | 'stderr'>('stdout');
   // The timeline and the step table (hundreds of rows, below the graph) render just after the
-  // status and the graph have been shown, and keep up a frame behind while the run moves.
-  const below = useDeferredValue(run);
+  // status and the graph have been shown (on the first render too: null until then), and keep
+  // up a frame behind while the run moves.
+  const below = useDeferredValue(run ?? null, null);
   const dagFile = useDagFile(run);
   if (run === undefined) return detail.error !== undefined ? <ErrorNote error={detail.error} /> : <Loading what="the run" />;
 
@@ -297,9 +298,9 @@ export default function RunDetail() {
       <h2>Graph</h2>
       <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
       <h2>Timeline</h2>
-      {below !== undefined ? <Gantt nodes={below.nodes} now={Date.now()} /> : <Loading what="the timeline" />}
+      {below !== null ? <Gantt nodes={below.nodes} now={Date.now()} /> : <Loading what="the timeline" />}
       <h2>Steps</h2>
-      {below !== undefined ? <NodeTable run={below} selected={step} onSelect={(s) => setSearch({ step: s })} /> : <Loading what="the steps" />}
+      {below !== null ? <NodeTable run={below} selected={step} onSelect={(s) => setSearch({ step: s })} /> : <Loading what="the steps" />}
       <h2>Outputs</h2>
       <Outputs run={run} />
       <h2 id="log-title">{step !== undefined ? `Log of step ${step}` : 'Run log'}</h2>

@@ -1,19 +1,25 @@
 // The directory mirror's races with hand edits, made deterministic through its MirrorFiles seam.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
 import { createSilentLogger, DagFiles, DirectoryMirror, StoredFileCaches } from '@trellis/coordinator';
 
-/** DAG files whose `onRead` runs before each read: a user acting between the mirror's steps. */
+/** DAG files whose `onRead` runs before each read, `onWrite` before each write: a user acting between the mirror's steps. */
 class InterleavedDagFiles extends DagFiles {
   onRead: ((name: string) => void) | undefined;
+  onWrite: ((name: string) => void) | undefined;
 
   override read(name: string) {
     this.onRead?.(name);
     return super.read(name);
+  }
+
+  override write(name: string, text: string, unchanged: (current: string | undefined) => boolean) {
+    this.onWrite?.(name);
+    return super.write(name, text, unchanged);
   }
 }
 
@@ -63,4 +69,18 @@ test('a file deleted by hand just after its import is deleted, not written back 
   await within(10_000, 'the delete by hand deletes the stored file', () => caches.dag.get('handmade') === undefined);
   files.onRead = undefined;
   assert.equal(existsSync(path), false, 'the deleted file stays deleted');
+});
+
+test('a file edited by hand while the mirror writes a database change to it is kept, and imported', async () => {
+  const path = join(root, 'dags', 'incoming.yaml');
+  const hand = 'steps:\n  - name: s\n    command: echo by hand\n';
+  // After the mirror looked (no file) and before its write lands, the user writes the file.
+  files.onWrite = (name) => {
+    if (name !== 'incoming') return;
+    files.onWrite = undefined;
+    writeFileSync(path, hand);
+  };
+  await caches.dag.put('incoming', 'steps:\n  - name: s\n    command: echo from the api\n', 'api');
+  await within(10_000, 'the hand edit is imported', () => caches.dag.get('incoming')?.content === hand);
+  assert.equal(readFileSync(path, 'utf8'), hand, 'the hand edit stays on disk');
 });

@@ -3,7 +3,7 @@ import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dagFileNameOf } from '@trellis/core';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
-import { writeAtomically } from '../stored-files/atomic-write.js';
+import { writeUnlessChanged } from '../stored-files/atomic-write.js';
 import { RestartingWatch, type WatchDirectory } from '../stored-files/restarting-watch.js';
 
 /** DAG definition files: `<dagsDir>/<fileName>.yaml` (a `.yml` file is read too); the database's mirror. */
@@ -60,8 +60,8 @@ export class DagFiles implements MirrorFiles {
   }
 
   /** Replaces the file (`.yml` stays `.yml`), or creates `<fileName>.yaml`. */
-  async write(fileName: string, text: string): Promise<void> {
-    await writeAtomically((await this.pathOf(fileName)) ?? join(this.root, `${fileName}.yaml`), text);
+  async write(fileName: string, text: string, unchanged: (current: string | undefined) => boolean): Promise<boolean> {
+    return writeUnlessChanged((await this.pathOf(fileName)) ?? join(this.root, `${fileName}.yaml`), text, unchanged);
   }
 
   async remove(fileName: string): Promise<void> {

@@ -2,7 +2,7 @@ import { watch } from 'node:fs';
 import { lstat, readdir, readFile, realpath, rm, rmdir, stat } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { MirrorFiles } from '../stored-files/directory-mirror.js';
-import { writeAtomically } from '../stored-files/atomic-write.js';
+import { writeUnlessChanged } from '../stored-files/atomic-write.js';
 import { RestartingWatch, type WatchDirectory } from '../stored-files/restarting-watch.js';
 import { isValidDocumentId } from './document-id.js';
 
@@ -105,9 +105,9 @@ export class DocFiles implements MirrorFiles {
     }
   }
 
-  async write(id: string, text: string): Promise<void> {
+  async write(id: string, text: string, unchanged: (current: string | undefined) => boolean): Promise<boolean> {
     await this.requireConfined(id);
-    await writeAtomically(this.pathOf(id), text);
+    return writeUnlessChanged(this.pathOf(id), text, unchanged);
   }
 
   /** Removes the file and the parent directories it leaves empty (never the docs directory itself). */

@@ -14,7 +14,8 @@ export interface MirrorFiles {
   readonly manifestPath: string;
   list(): Promise<string[]>;
   read(name: string): Promise<{ text: string; mtimeMs: number } | undefined>;
-  write(name: string, text: string): Promise<void>;
+  /** Writes `text` unless the file changed since the mirror looked (`unchanged`, see writeUnlessChanged); resolves to whether it wrote. */
+  write(name: string, text: string, unchanged: (current: string | undefined) => boolean): Promise<boolean>;
   remove(name: string): Promise<void>;
   /** Calls `onName` with the name of each file that may have changed; returns the stop, or undefined when it cannot watch. */
   watch(onName: (name: string) => void): (() => void) | undefined;
@@ -119,8 +120,8 @@ export class DirectoryMirror {
       await deleteStoredFile(this.db, this.cache.kind, name, { by: this.importer, origin: this.cache.origin });
       return undefined;
     }
-    if (row?.content != null) await this.files.write(name, row.content);
-    else await this.files.remove(name);
+    if (row?.content == null) await this.files.remove(name);
+    else if (!(await this.files.write(name, row.content, this.stillHashed(fileHash)))) return undefined;
     this.agree(name, rowHash);
     return undefined;
   }
@@ -153,10 +154,16 @@ export class DirectoryMirror {
     const agreed = this.agreed.get(name) ?? null;
     if (diskHash !== wanted && (diskHash !== null ? diskHash !== agreed : wanted === agreed)) return;
     if (diskHash !== wanted) {
-      if (content !== null) await this.files.write(name, content);
-      else await this.files.remove(name);
+      // Changed by hand while the write went on: the change's own file event imports it.
+      if (content === null) await this.files.remove(name);
+      else if (!(await this.files.write(name, content, this.stillHashed(diskHash)))) return;
     }
     this.agree(name, wanted);
+  }
+
+  /** Whether a file's text (undefined: none) still has the hash the mirror read. */
+  private stillHashed(hash: string | null): (current: string | undefined) => boolean {
+    return (current) => (current !== undefined ? contentHash(current) : null) === hash;
   }
 
   private schedule(name: string): void {

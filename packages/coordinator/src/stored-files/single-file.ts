@@ -2,7 +2,7 @@ import { watch } from 'node:fs';
 import { readFile, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { MirrorFiles } from './directory-mirror.js';
-import { writeAtomically } from './atomic-write.js';
+import { writeUnlessChanged } from './atomic-write.js';
 import { RestartingWatch, type WatchDirectory } from './restarting-watch.js';
 
 /** One file mirroring the single stored file of a kind (the base configuration), under the name `name`. */
@@ -34,8 +34,8 @@ export class SingleFile implements MirrorFiles {
     }
   }
 
-  async write(name: string, text: string): Promise<void> {
-    if (name === this.name) await writeAtomically(this.path, text);
+  async write(name: string, text: string, unchanged: (current: string | undefined) => boolean): Promise<boolean> {
+    return name === this.name && writeUnlessChanged(this.path, text, unchanged);
   }
 
   async remove(name: string): Promise<void> {

@@ -137,10 +137,15 @@ test('workers and the coordinator killed and restarted, PostgreSQL restarted, un
   }
 
   // Every run that exists ends, none stays running or queued.
+  const chaosRuns = () => c.sql<{ id: string; status: number; error: string; worker: string }>("SELECT dag_run_id AS id, status, error, worker_id AS worker FROM runs WHERE dag_name = 'chaos'");
   const final = await waitFor('every run to end', async () => {
-    const rows = await c.sql<{ id: string; status: number; error: string }>("SELECT dag_run_id AS id, status, error FROM runs WHERE dag_name = 'chaos'");
+    const rows = await chaosRuns();
     return rows.every((r) => TERMINAL.includes(r.status)) ? rows : undefined;
-  }, 90_000, 500);
+  }, 90_000, 500).catch(async (error: unknown) => {
+    // Which runs stuck, and where, is what a failure here needs to be understood.
+    const stuck = (await chaosRuns()).filter((r) => !TERMINAL.includes(r.status));
+    throw new Error(`${String(error)}; not ended: ${JSON.stringify(stuck.slice(0, 10))} (${stuck.length} in all)\n${c.coordinator?.output().slice(-4000) ?? ""}`);
+  });
   const elapsed = Date.now() - started;
 
   // Enough load went through for the test to mean something.

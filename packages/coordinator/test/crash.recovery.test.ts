@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ServerProcesses } from './support/server-process.js';
+import { ServerProcesses, serverPort } from './support/server-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'trellis-crash-'));
 const servers = new ServerProcesses('crash', dir);
@@ -44,7 +44,7 @@ test('kill -9 with 50 local runs in flight: after a restart every run ends, none
   writeFileSync(join(dir, 'dags', 'parent.yaml'), 'steps:\n  - name: call\n    call: orphan\n    worker_selector:\n      pool: nobody\n');
   writeFileSync(join(dir, 'dags', 'orphan.yaml'), 'steps:\n  - echo never\n');
   const env = await servers.databaseEnv();
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = serverPort();
   const first = await startServer(env, port);
   for (let i = 0; i < 50; i += 1) {
     const res = await fetch(`http://127.0.0.1:${port}/api/v1/dags/sleeper/start`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStatus } from '@trellis/core';
 import { getRun, openDatabase } from '@trellis/store';
-import { ServerProcesses, type StartedServer } from './support/server-process.js';
+import { ServerProcesses, serverPort, type StartedServer } from './support/server-process.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'trellis-drain-'));
 const serverUrl = process.env.TRELLIS_TEST_DATABASE_URL;
@@ -62,7 +62,7 @@ function processRunning(pattern: string): boolean {
 }
 
 test('SIGTERM: a run that ends within the grace succeeds, a longer one is stopped with a clear error, the process exits 0', { timeout: 240_000 }, async () => {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = serverPort();
   const dataDir = join(dir, 'data-drain');
   const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '6' }, port, dataDir);
   await startRun(port, 'short', 's1');
@@ -89,7 +89,7 @@ test('SIGTERM: a run that ends within the grace succeeds, a longer one is stoppe
 });
 
 test('a second signal cuts the grace short: local runs are stopped at once', { timeout: 240_000 }, async () => {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = serverPort();
   const dataDir = join(dir, 'data-abort');
   const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '120' }, port, dataDir);
   await startRun(port, 'long', 'l2');

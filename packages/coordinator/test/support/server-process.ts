@@ -27,6 +27,15 @@ async function sql(statement: string): Promise<void> {
   }
 }
 
+/**
+ * A port for a server process to listen on, picked below Linux's ephemeral range (32768-60999):
+ * a port in that range can be taken between the pick and the listen by any outgoing connection or
+ * any `listen(0)` of the tests running beside it (CI once failed with EADDRINUSE on 37612).
+ */
+export function serverPort(): number {
+  return 20_000 + Math.floor(Math.random() * 12_000);
+}
+
 export class ServerProcesses {
   readonly children: ChildProcess[] = [];
   /** The schema the processes share on the PostgreSQL test server (unused on PGlite). */

@@ -1,9 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { fork, spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { InternalError } from '@trellis/core';
@@ -66,6 +69,40 @@ test('a new embedded data directory is made by a child process and keeps what is
       assert.equal(existsSync(join(broken, 'trellis.lock')), false);
     } finally {
       rmSync(broken, { recursive: true, force: true });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a cluster whose making was cut short is made again, never opened half-made; a directory of other files is refused', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-initdb-'));
+  try {
+    // The child that makes the cluster, killed once it has begun writing: as if the host lost power.
+    const building = join(dir, 'pgdata.building');
+    const child = fork(fileURLToPath(new URL('../src/db/pglite-initdb.ts', import.meta.url)), [building], { stdio: 'ignore' });
+    let running = true;
+    const exited = once(child, 'exit').finally(() => (running = false));
+    while (running && !existsSync(join(building, 'base'))) await delay(5);
+    assert.ok(running, 'the child began writing the cluster before it ended');
+    child.kill('SIGKILL');
+    await exited;
+    assert.equal(existsSync(join(dir, 'pgdata')), false, 'nothing is put in place before the cluster is whole');
+
+    const db = await openDatabase({ dataDir: dir });
+    await db.exec('CREATE TABLE kept (v int); INSERT INTO kept VALUES (1)');
+    assert.deepEqual(await db.query('SELECT v FROM kept'), [{ v: 1 }]);
+    await db.close();
+    assert.equal(existsSync(building), false);
+
+    const foreign = mkdtempSync(join(tmpdir(), 'trellis-initdb-'));
+    try {
+      mkdirSync(join(foreign, 'pgdata'));
+      writeFileSync(join(foreign, 'pgdata', 'notes.txt'), 'not a database');
+      await assert.rejects(openDatabase({ dataDir: foreign }), (e: unknown) => e instanceof InternalError && e.message.includes('no PG_VERSION'));
+      assert.equal(readFileSync(join(foreign, 'pgdata', 'notes.txt'), 'utf8'), 'not a database');
+    } finally {
+      rmSync(foreign, { recursive: true, force: true });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -2,19 +2,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReadCoalescer } from '../src/http/read-coalescing.js';
+import { gate } from './support/gate.js';
 
-/** A promise and the functions that settle it. */
-function gate<T = void>() {
-  let open!: (value: T) => void;
-  let fail!: (error: Error) => void;
-  const promise = new Promise<T>((resolve, reject) => {
-    open = resolve;
-    fail = reject;
-  });
-  return { promise, open, fail };
-}
-
-/** Reads that each wait for their own gate; `started` counts the reads begun. */
+/** Reads that each wait for their own gate, kept in `gates` in the order they began. */
 function gatedReads() {
   const gates: Array<ReturnType<typeof gate<string>>> = [];
   return {

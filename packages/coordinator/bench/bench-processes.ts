@@ -22,8 +22,12 @@ export type AnswerCheck = { kind: 'dags'; count: number } | { kind: 'runs'; coun
 
 export interface Measurement {
   url: string;
-  /** The request path; `{offset}` becomes a line offset spread over 1..offsetRange, different for each request. */
-  path: string;
+  /**
+   * The request path; `{offset}` becomes a line offset spread over 1..offsetRange, different for
+   * each request. A list: request i asks for path i mod its length, so consecutive requests (those
+   * in flight together) ask for different things.
+   */
+  path: string | string[];
   offsetRange?: number;
   inFlight: number;
   warmup: number;

@@ -23,7 +23,8 @@ function passes(check: AnswerCheck, page: Record<string, unknown>): boolean {
 }
 
 function pathOf(m: Measurement, i: number): string {
-  return m.offsetRange === undefined ? m.path : m.path.replace('{offset}', String(1 + ((i * 7919 * 211) % m.offsetRange)));
+  const path = typeof m.path === 'string' ? m.path : (m.path[i % m.path.length] ?? '');
+  return m.offsetRange === undefined ? path : path.replace('{offset}', String(1 + ((i * 7919 * 211) % m.offsetRange)));
 }
 
 async function measure(m: Measurement): Promise<number[]> {

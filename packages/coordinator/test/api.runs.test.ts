@@ -198,6 +198,22 @@ describe('run management', () => {
     assert.deepEqual((history.json.gridData as Json[]).map((g) => g.name), ['greet', 'fail-soft']);
   });
 
+  test('identical lists in flight together share one answer, and never one read before a run the caller saw queued', async () => {
+    const alone = await t.call('GET', '/dag-runs?limit=50');
+    const together = await Promise.all(Array.from({ length: 8 }, () => t.call('GET', '/dag-runs?limit=50')));
+    for (const res of together) assert.deepEqual([res.status, res.json], [200, alone.json], 'each caller gets the whole list');
+    // Lists keep being asked for while a run is queued: every one asked after the queueing was
+    // acknowledged holds it, though a read begun before it may still be running.
+    const polling = Array.from({ length: 6 }, () => t.call('GET', '/dag-runs?limit=50'));
+    const queued = (await t.call('POST', '/dags/parked/enqueue', {})).json.dagRunId as string;
+    const after = await Promise.all(Array.from({ length: 6 }, () => t.call('GET', '/dag-runs?limit=50')));
+    for (const res of after) assert.equal((res.json.dagRuns as Json[])[0]?.dagRunId, queued);
+    for (const res of await Promise.all(polling)) assert.equal(res.status, 200);
+    const dagPages = await Promise.all([1, 2, 1, 2].map((page) => t.call('GET', `/dags?perPage=2&page=${page}`)));
+    assert.deepEqual(dagPages[0]?.json, dagPages[2]?.json);
+    assert.notDeepEqual((dagPages[0]?.json.dags as Json[]).map((d) => d.fileName), (dagPages[1]?.json.dags as Json[]).map((d) => d.fileName), 'other query strings are other reads');
+  });
+
   test('a listed run (built by the database) is its details without the details-only fields; queued ones list conditions []', async () => {
     const queuedId = (await t.call('POST', '/dags/parked/enqueue', { dagRunId: 'listed-queued' })).json.dagRunId as string;
     const listed = (await t.call('GET', '/dag-runs?limit=20')).json.dagRuns as Json[];

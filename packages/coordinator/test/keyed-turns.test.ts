@@ -2,17 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyedTurns } from '../src/concurrency/keyed-turns.js';
-
-/** A promise and the functions that settle it. */
-function gate<T = void>() {
-  let open!: (value: T) => void;
-  let fail!: (error: Error) => void;
-  const promise = new Promise<T>((resolve, reject) => {
-    open = resolve;
-    fail = reject;
-  });
-  return { promise, open, fail };
-}
+import { gate } from './support/gate.js';
 
 test('calls for one key run one after another, in call order, each after the previous settled, a failure included', async () => {
   const turns = new KeyedTurns();

@@ -119,6 +119,23 @@ describe('scheduler', () => {
     assert.equal(back.dags[0]?.nextRun, '2026-11-23T12:32:00.000Z');
   });
 
+  test('the listed next run follows the clock: the same until the clock reaches it, an earlier one after the clock is set back', async () => {
+    const nextOf = async (name: string): Promise<string | undefined> => ((await t.call('GET', `/dags?name=${name}`)).json as { dags: Array<{ nextRun: string }> }).dags[0]?.nextRun;
+    const saved = clock.time;
+    try {
+      clock.time = at('2026-11-23T12:33:10Z');
+      assert.equal(await nextOf('queued-sched'), '2026-11-23T12:35:00.000Z');
+      clock.time = at('2026-11-23T12:34:59Z');
+      assert.equal(await nextOf('queued-sched'), '2026-11-23T12:35:00.000Z');
+      clock.time = at('2026-11-23T12:35:00Z');
+      assert.equal(await nextOf('queued-sched'), '2026-11-24T12:35:00.000Z', 'a fire the clock reached is not next any more');
+      clock.time = at('2026-11-23T12:20:00Z');
+      assert.equal(await nextOf('queued-sched'), '2026-11-23T12:35:00.000Z', 'a clock set back has the earlier fire ahead again');
+    } finally {
+      clock.time = saved;
+    }
+  });
+
   test('pause: scheduled runs still queued are aborted, ticks start nothing, and nothing is replayed on resume', async () => {
     assert.deepEqual((await t.call('GET', '/services/scheduler/pause')).json, { paused: false });
     assert.equal((await t.call('POST', '/services/scheduler/pause', { paused: true, reason: 'x'.repeat(513) })).status, 400);

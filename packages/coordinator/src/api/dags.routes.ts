@@ -99,6 +99,7 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     tag: 'dags',
     response: dagListSchema,
     query: listQuery,
+    shareAnswers: true,
     handler: async ({ query }) => {
       const labels = [query.labels, query.workspace !== undefined ? workspaceLabel(query.workspace) : undefined].filter((l) => l !== undefined).join(',');
       const { dagsJson, total } = await queries.list({ ...query, labels });

@@ -171,6 +171,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       tag: 'runs',
       response: runListSchema,
       query: listQuery,
+      shareAnswers: true,
       handler: async ({ query }) => new JsonText(await deps.queries.listJson(listFilter(query, query.name))),
     }),
     defineRoute({
@@ -183,6 +184,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: runListSchema,
       params: z.object({ name: z.string().min(1) }),
       query: listQuery,
+      shareAnswers: true,
       handler: async ({ params, query }) => new JsonText(await deps.queries.listJson(listFilter(query, params.name))),
     }),
     defineRoute({

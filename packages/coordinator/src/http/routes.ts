@@ -5,6 +5,7 @@ import { setMatchedRoute } from './access-log.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { admit, NO_CREDENTIALS, type Authenticate } from './access-control.js';
+import { ReadCoalescer } from './read-coalescing.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -84,6 +85,12 @@ export interface RouteDef<P extends Schema | undefined, Q extends Schema | undef
   deprecated?: boolean;
   /** Content type of a non-JSON success body (for example the metrics text). */
   produces?: string;
+  /**
+   * Identical requests in flight share one answer (see read-coalescing.ts): only for reads whose
+   * answer is a `JsonText` that depends on nothing but the path and query string, never on who
+   * asks (each caller is still admitted on its own) nor on the request's headers.
+   */
+  shareAnswers?: boolean;
   handler(ctx: RouteContext<Out<P>, Out<Q>, Out<B>, Out<H>>): Promise<unknown>;
 }
 
@@ -193,7 +200,7 @@ function checkResponse(route: AnyRoute, status: number, body: unknown): void {
   if (!result.success) throw new Error(`${route.operationId} answered ${status} with a body that does not match its declared schema: ${formatIssues('response', result.error.issues)}`);
 }
 
-async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean, authenticate: Authenticate): Promise<void> {
+async function runRoute(route: AnyRoute, req: Request, res: Response, checkResponses: boolean, authenticate: Authenticate, shared: ReadCoalescer<unknown>): Promise<void> {
   const principal = await admit(req, route.permission, authenticate);
   // express 5 parses the query string again on every read of req.query: read it once.
   const rawQuery = req.query;
@@ -203,7 +210,9 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   const body: unknown = parsePart(route.body, req.body ?? {}, 'body');
   const headers = parsePart(route.headers, declaredHeaders(route.headers, req), 'header');
   const stillAdmitted = (): Promise<boolean> => admit(req, route.permission, authenticate).then(() => true, () => false);
-  const result = await route.handler({ params, query, body, headers, principal, stillAdmitted, req, res });
+  const answer = (): Promise<unknown> => route.handler({ params, query, body, headers, principal, stillAdmitted, req, res });
+  // req.url is the path below the API's mount with the query string as sent.
+  const result = route.shareAnswers === true ? await shared.read(`${route.operationId} ${req.url}`, answer) : await answer();
   if (result === HANDLED) return;
   if (result instanceof JsonText) {
     const status = route.successStatus ?? 200;
@@ -223,6 +232,7 @@ export type RequestObserver = (method: string, route: string, status: number, se
 
 /** Binds every route to an express router; rejections reach the error middleware (express 5). */
 export function mountRoutes(router: Router, routes: AnyRoute[], observe?: RequestObserver, checkResponses = false, authenticate: Authenticate = NO_CREDENTIALS): void {
+  const shared = new ReadCoalescer<unknown>();
   for (const route of sortBySpecificity(routes)) {
     router[route.method](toExpressPath(route.path), (req: Request, res: Response) => {
       setMatchedRoute(res, route.path);
@@ -230,7 +240,7 @@ export function mountRoutes(router: Router, routes: AnyRoute[], observe?: Reques
         const started = process.hrtime.bigint();
         res.once('finish', () => observe(route.method.toUpperCase(), route.path, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9));
       }
-      return runRoute(route, req, res, checkResponses, authenticate);
+      return runRoute(route, req, res, checkResponses, authenticate, shared);
     });
   }
 }

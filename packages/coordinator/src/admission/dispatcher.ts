@@ -70,7 +70,8 @@ export class Dispatcher {
       const admitted = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
       // Nothing admitted: only if nothing local waits at all may freed slots skip admission.
       if (admitted.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
-      for (const run of admitted) await this.deps.executor.start(run);
+      // Side by side: each start reads the run's inputs and profile, and a run must not wait for the reads of the runs before it.
+      await Promise.all(admitted.map((run) => this.deps.executor.start(run)));
       return admitted.length === BATCH;
     } catch (error) {
       this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });

@@ -22,7 +22,19 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
 /** ... for this long; then what is held is dropped as above, so a run never waits on a database that stays down. */
 const RETRY_FOR_MS = 2 * 60 * 1000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits `ms`, or less once `signal` is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 /**
  * Writes a local run's reports to PostgreSQL. Snapshots are complete, so only the newest one
@@ -51,6 +63,12 @@ export class PersistingReporter implements RunReporter {
     private readonly run: Pick<RunRecord, 'id' | 'attemptId' | 'logFile'>,
     private readonly logger: Logger,
     private readonly followers: Pick<LogFollowers, 'appended'>,
+    /**
+     * Aborted when the coordinator stops waiting for its runs (the shutdown grace is over): the
+     * database is about to close, so a failed write is dropped at once instead of retried for
+     * minutes, which would hold the shutdown, and the process, that long.
+     */
+    private readonly shuttingDown: AbortSignal,
   ) {
     this.runDir = attemptLogDir(run);
   }
@@ -131,12 +149,12 @@ export class PersistingReporter implements RunReporter {
           continue;
         }
         failingSince ??= Date.now();
-        if (Date.now() - failingSince < RETRY_FOR_MS) {
-          await sleep(delay);
+        if (Date.now() - failingSince < RETRY_FOR_MS && !this.shuttingDown.aborted) {
+          await pause(delay, this.shuttingDown);
           delay = Math.min(delay * 2, RETRY_MAX_MS);
           continue;
         }
-        this.dropHeld();
+        this.dropHeld(this.shuttingDown.aborted ? 'the coordinator shut down while the database failed the write' : `the database failed every log write for ${RETRY_FOR_MS / 1000}s`);
         if (this.pending !== undefined) this.logger.error('could not persist run status', { runId: this.run.id, dagRunId: this.pending.dagRunId });
         this.pending = undefined;
       }
@@ -178,12 +196,12 @@ export class PersistingReporter implements RunReporter {
     if (write !== undefined) await writeSnapshot(this.db, write);
   }
 
-  /** The database stayed down for RETRY_FOR_MS: what is held is dropped, and its streams keep nothing more. */
-  private dropHeld(): void {
+  /** The database stayed down for RETRY_FOR_MS, or the coordinator shut down: what is held is dropped, and its streams keep nothing more. */
+  private dropHeld(reason: string): void {
     const dropped = this.logs;
     this.logs = [];
     this.heldBytes = 0;
-    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, `the database failed every log write for ${RETRY_FOR_MS / 1000}s`, dropped.find((c) => c.stream === stream)?.offset ?? 0);
+    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, reason, dropped.find((c) => c.stream === stream)?.offset ?? 0);
   }
 
   /** The stream keeps nothing from byte `from` on (what is held before it is still stored). */

@@ -3,7 +3,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RunStatus } from '@trellis/core';
@@ -20,8 +20,11 @@ const GRACE_SEC = 10;
 const LONG_SLEEP = unique(40);
 
 mkdirSync(join(dir, 'dags'));
-writeFileSync(join(dir, 'dags', 'short.yaml'), `steps:\n  - sleep ${SHORT_SLEEP}\n`);
-writeFileSync(join(dir, 'dags', 'long.yaml'), `steps:\n  - sleep ${LONG_SLEEP}\n`);
+/** A step that leaves a file named `started` as it begins, then sleeps. */
+const startedFile = (sleep: string): string => join(dir, `started-${sleep}`);
+const sleeper = (sleep: string): string => `steps:\n  - touch ${startedFile(sleep)} && sleep ${sleep}\n`;
+writeFileSync(join(dir, 'dags', 'short.yaml'), sleeper(SHORT_SLEEP));
+writeFileSync(join(dir, 'dags', 'long.yaml'), sleeper(LONG_SLEEP));
 writeFileSync(join(dir, 'dags', 'later.yaml'), 'steps:\n  - echo too late\n');
 
 after(async () => {
@@ -50,20 +53,17 @@ async function startRun(port: number, dag: string, dagRunId: string): Promise<vo
 }
 
 /**
- * Waits until each step's process has started (each seen once: the short one may end soon
- * after). A step shows Running as it is handed to the spawner process, which on a loaded machine
- * may take seconds more to start it: waiting for the status alone, the short step sometimes did
- * not end within the grace.
+ * Waits until each step's process has started (its file is there). A step shows Running as it
+ * is handed to the spawner process, which on a loaded machine starts it seconds later: waiting
+ * for the status, the short step sometimes did not end within the grace.
  */
-async function waitStepsStarted(...sleeps: string[]): Promise<void> {
-  const seen = new Set<string>();
+async function waitStepsStarted(server: StartedServer, ...sleeps: string[]): Promise<void> {
   const deadline = Date.now() + 120_000;
   while (Date.now() < deadline) {
-    for (const sleep of sleeps) if (processRunning(`sleep ${sleep}`)) seen.add(sleep);
-    if (seen.size === sleeps.length) return;
+    if (sleeps.every((sleep) => existsSync(startedFile(sleep)))) return;
     await new Promise((r) => setTimeout(r, 50));
   }
-  assert.fail(`step processes never started: ${sleeps.filter((s) => !seen.has(s)).join(', ')}`);
+  assert.fail(`step processes never started: ${sleeps.filter((s) => !existsSync(startedFile(s))).join(', ')}\n${server.output()}`);
 }
 
 /** The server's exit status, or a failure naming its output if it has not exited within `ms`. */
@@ -86,7 +86,7 @@ test('SIGTERM: a run that ends within the grace succeeds, a longer one is stoppe
   const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: String(GRACE_SEC) }, port, dataDir);
   await startRun(port, 'short', 's1');
   await startRun(port, 'long', 'l1');
-  await waitStepsStarted(SHORT_SLEEP, LONG_SLEEP);
+  await waitStepsStarted(server, SHORT_SLEEP, LONG_SLEEP);
   const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
   const termAt = Date.now();
   server.child.kill('SIGTERM');
@@ -110,8 +110,10 @@ test('a second signal cuts the grace short: local runs are stopped at once', { t
   const port = serverPort();
   const dataDir = join(dir, 'data-abort');
   const server = await startServer({ ...(await servers.databaseEnv()), SVC_SHUTDOWN_GRACE_SEC: '120' }, port, dataDir);
+  // The first test's long step left it.
+  rmSync(startedFile(LONG_SLEEP), { force: true });
   await startRun(port, 'long', 'l2');
-  await waitStepsStarted(LONG_SLEEP);
+  await waitStepsStarted(server, LONG_SLEEP);
   const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
   const termAt = Date.now();
   server.child.kill('SIGTERM');

@@ -17,7 +17,7 @@ let worker: ReturnType<typeof rawWorkerClient>;
 before(async () => {
   cluster = await startThrowawayCluster();
   db = await openDatabase({ databaseUrl: cluster.url });
-  t = await startTestCoordinator('database_unavailable', { hello: 'steps:\n  - echo hello\n' }, {}, { db });
+  t = await startTestCoordinator('database_unavailable', { hello: 'steps:\n  - echo hello\n', slow: 'steps:\n  - sleep 30\n' }, {}, { db });
   assert.ok(t.coordinator.grpcAddress);
   worker = rawWorkerClient(t.coordinator.grpcAddress);
 });
@@ -79,5 +79,16 @@ describe('the database is unreachable', () => {
     assert.equal(started.status, 200, JSON.stringify(started.json));
     const registered = await worker.call<{ heartbeatIntervalMs: number }>('Register', { workerId: 'w-db', labels: {}, pollers: 1, hostname: 'h', version: 'test', held: [], listsHeld: true });
     assert.ok(registered.heartbeatIntervalMs > 0);
+  });
+
+  test('a shutdown while it is down does not wait for it: what a local run could not write is dropped, not retried for minutes', async () => {
+    const started = await t.call('POST', '/dags/slow/start', { dagRunId: 'cut-off' });
+    assert.equal(started.status, 200, JSON.stringify(started.json));
+    await t.waitForRunStatus('slow', 'cut-off', [1]);
+    await cluster.stop();
+    const stopping = Date.now();
+    // No grace: the run is stopped at once, and its last report fails to be written.
+    await t.stop();
+    assert.ok(Date.now() - stopping < 20_000, `the coordinator stopped ${Date.now() - stopping} ms after it was told to`);
   });
 });

@@ -44,7 +44,7 @@ export {
   type ProfileRecord, type ProfileEntryRecord, type ProfileChange, type LayerRef, type LayerScope, type SealedSecret,
 } from './profiles/profiles.js';
 export { getSealedSecrets, secretsSealedWith, resealSecret, secretCountsByKey, type StoredSecret } from './profiles/sealed-secrets.js';
-export { appendOwnLogChunks, type OwnLogStreams } from './logs/append-own-log-chunks.js';
+export { appendOwnLogChunks, type OwnLogStreams, type OwnReportResult } from './logs/append-own-log-chunks.js';
 export { appendLogChunks, type NewLogChunk, type RefusedLogChunk, type AppendResult } from './logs/append-log-chunks.js';
 export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './logs/log-stream.js';
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';

@@ -2,8 +2,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
-  appendLogChunks, appendOwnLogChunks, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
-  type Db, type LogStreamRef, type OwnLogStreams, type RunRecord,
+  appendLogChunks, appendOwnLogChunks, getNodes, getRun, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
+  type Db, type LogStreamRef, type NodeRow, type OwnLogStreams, type RunRecord, type SnapshotWrite,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
@@ -104,17 +104,38 @@ describe('run logs in the database', () => {
     const run = await newRun('own');
     const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
     const known: OwnLogStreams = new Map();
-    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }, { stream: 's.out', offset: 0, data: Buffer.from('x'.repeat(MAX_LOG_PIECE + 10)) }], known), true);
-    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end') }], known), true);
+    assert.equal((await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }, { stream: 's.out', offset: 0, data: Buffer.from('x'.repeat(MAX_LOG_PIECE + 10)) }], known)).logsStored, true);
+    assert.equal((await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end') }], known)).logsStored, true);
     assert.deepEqual(known.get('run.log'), { size: 9, newlines: 1, endsWithNewline: false });
     assert.equal(await storedText(ref), 'start\nend');
     assert.equal((await pieces({ ...ref, stream: 's.out' })).length, 2);
     // Another write it did not make (or a stale idea of the end): nothing stored, and it says so.
     await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('!\n') }]);
-    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('late\n') }], known), false);
-    assert.equal(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 20, data: Buffer.from('gap\n') }], known), false);
+    assert.equal((await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 9, data: Buffer.from('late\n') }], known)).logsStored, false);
+    assert.equal((await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 20, data: Buffer.from('gap\n') }], known)).logsStored, false);
     assert.equal(await storedText(ref), 'start\nend!\n');
     assert.deepEqual((await logTail(db, ref, 4))?.info, { size: 11, newlines: 2, endsWithNewline: true });
+  });
+
+  test('a snapshot written with its logs moves the run only when the logs are stored', async () => {
+    const run = await newRun('own-status');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };
+    const known: OwnLogStreams = new Map();
+    const node = (status: number): NodeRow => ({ kind: 'step', position: 0, stepName: 's', data: { status } });
+    const write = (next: RunStatus, status: number): SnapshotWrite => ({ runId: run.id, attemptId: 'a1', expected: [RunStatus.Running], next, nodes: [node(status)] });
+    assert.deepEqual(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 0, data: Buffer.from('start\n') }], known, write(RunStatus.Running, 1)), { logsStored: true, moved: true });
+    assert.deepEqual((await getNodes(db, run.id)).map((n) => n.data), [{ status: 1 }]);
+    // The stored end is not where this writer thinks: neither the chunk nor the status is written.
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('other\n') }]);
+    assert.deepEqual(await appendOwnLogChunks(db, run.id, 'a1', [{ stream: 'run.log', offset: 6, data: Buffer.from('end\n') }], known, { ...write(RunStatus.Success, 4), finishedAt: new Date() }), { logsStored: false, moved: false });
+    assert.equal((await getRun(db, 'logs', 'own-status'))?.status, RunStatus.Running);
+    assert.deepEqual((await getNodes(db, run.id)).map((n) => n.data), [{ status: 1 }]);
+    assert.equal(await storedText(ref), 'start\nother\n');
+    // A status alone (no chunks) is a plain snapshot write; a stale one does not move the run.
+    assert.deepEqual(await appendOwnLogChunks(db, run.id, 'a1', [], known, { ...write(RunStatus.Success, 4), finishedAt: new Date() }), { logsStored: true, moved: true });
+    assert.equal((await getRun(db, 'logs', 'own-status'))?.status, RunStatus.Success);
+    assert.deepEqual(await appendOwnLogChunks(db, run.id, 'a1', [], known, write(RunStatus.Running, 1)), { logsStored: true, moved: false });
+    assert.deepEqual((await getNodes(db, run.id)).map((n) => n.data), [{ status: 4 }]);
   });
 
   test('retention removes a run with its stored logs', async () => {

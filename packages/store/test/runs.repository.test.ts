@@ -38,6 +38,16 @@ describe('runs repository', () => {
     assert.equal((await getRun(db, 'etl', 'dup'))?.id, a.id);
   });
 
+  test('a run inserted with its event records both in one statement; a refused duplicate records no event', async () => {
+    const event = { kind: 'audit', type: 'run.started', dagName: 'etl', dagRunId: 'with-event', userId: 'u1', message: 'ann: started run with-event of etl', data: { trigger: 'manual' } };
+    await insertRun(db, newRun({ dagRunId: 'with-event', event }));
+    await assert.rejects(insertRun(db, newRun({ dagRunId: 'with-event', event })), RunExistsError);
+    const events = await db.query<{ type: string; userId: string; message: string; data: unknown }>(
+      `SELECT type, user_id AS "userId", message, data FROM event_logs WHERE kind = 'audit' AND dag_run_id = 'with-event'`,
+    );
+    assert.deepEqual(events, [{ type: 'run.started', userId: 'u1', message: 'ann: started run with-event of etl', data: { trigger: 'manual' } }]);
+  });
+
   test('run env: recorded with the run, empty by default, kept by a new attempt', async () => {
     const plain = await insertRun(db, newRun());
     assert.deepEqual(plain.runEnv, {});

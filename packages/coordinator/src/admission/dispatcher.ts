@@ -1,4 +1,4 @@
-import { admitQueuedRuns, hasQueuedRuns, type Db } from '@trellis/store';
+import { admitQueuedRuns, hasQueuedRuns, type Db, type RunRecord } from '@trellis/store';
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import type { LocalExecutor } from '../execution/local-executor.js';
@@ -70,11 +70,23 @@ export class Dispatcher {
       const admitted = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
       // Nothing admitted: only if nothing local waits at all may freed slots skip admission.
       if (admitted.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
-      for (const run of admitted) await this.deps.executor.start(run);
+      await this.startSideBySide(admitted);
       return admitted.length === BATCH;
     } catch (error) {
       this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
       return false;
     }
+  }
+
+  /**
+   * Each start reads the run's inputs and profile; a run must not wait for the reads of the runs
+   * before it. The pass ends only when every start has (stop() waits for it, and the executor's
+   * drain then sees every run): one that fails does not cut the wait for the others short.
+   */
+  private async startSideBySide(admitted: RunRecord[]): Promise<void> {
+    const results = await Promise.allSettled(admitted.map((run) => this.deps.executor.start(run)));
+    results.forEach((result, i) => {
+      if (result.status === 'rejected') this.deps.logger.error('an admitted run could not start', { dagRunId: admitted[i]?.dagRunId, error: toError(result.reason) });
+    });
   }
 }

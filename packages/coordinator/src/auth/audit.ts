@@ -1,4 +1,4 @@
-import { recordEvent, type Queryable } from '@trellis/store';
+import { recordEvent, type NewEvent, type Queryable } from '@trellis/store';
 import type { Actor } from './principal.js';
 
 export interface AuditEntry {
@@ -16,7 +16,12 @@ export interface AuditEntry {
  * webhook id, or `scheduler`), its kind and name in `data.actor`. An unknown actor (a failed login) has none.
  */
 export async function recordAudit(db: Queryable, actor: Actor | undefined, entry: AuditEntry): Promise<void> {
-  await recordEvent(db, {
+  await recordEvent(db, auditEvent(actor, entry));
+}
+
+/** The event recordAudit writes, for a statement that records it with the change itself (a new run). */
+export function auditEvent(actor: Actor | undefined, entry: AuditEntry): NewEvent {
+  return {
     kind: 'audit',
     type: entry.type,
     ...(actor !== undefined ? { userId: actor.id } : {}),
@@ -24,7 +29,7 @@ export async function recordAudit(db: Queryable, actor: Actor | undefined, entry
     ...(entry.dagName !== undefined ? { dagName: entry.dagName } : {}),
     ...(entry.dagRunId !== undefined ? { dagRunId: entry.dagRunId } : {}),
     data: { ...entry.data, ...(actor !== undefined ? { actor: { kind: actor.kind, id: actor.id, name: actor.name } } : {}) },
-  });
+  };
 }
 
 /** The audit trail bound to its database, for services that record many kinds of change. */

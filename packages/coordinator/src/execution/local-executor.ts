@@ -65,7 +65,7 @@ export interface LocalExecutorDeps {
 export class LocalExecutor {
   private readonly handles = new Map<number, RunHandle>();
   private readonly finished = new Map<number, Promise<void>>();
-  /** Aborted by drain(): waits for children end, whatever the children do. */
+  /** Aborted by drain() once the grace is over: waits for children end, whatever the children do, and reporters stop retrying failed writes. */
   private readonly closing = new AbortController();
   /** Emits a run's endKey once a run this executor hosts is over and recorded: its parent's wait ends at once. */
   private readonly ends = new EventEmitter();
@@ -134,7 +134,7 @@ export class LocalExecutor {
       await this.failBeforeStart(run, 'the recorded params are not valid JSON');
       return;
     }
-    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger, this.deps.logFollowers);
+    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger, this.deps.logFollowers, this.closing.signal);
     const handle = runDag({
       dag: picked.dag,
       localDags: picked.localDags,

@@ -1,12 +1,17 @@
 import type { LogChunk, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
-import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
+import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, writeSnapshot, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
 import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { persistSnapshot } from './snapshot-store.js';
+import { snapshotWrite } from './snapshot-store.js';
 import { attemptLogDir } from '../logs/log-streams.js';
 import type { LogFollowers } from '../logs/log-followers.js';
 
-const BATCH_WINDOW_MS = 15;
+/**
+ * How long the first report of a burst waits for the rest. A run's end never waits for it
+ * (settled() closes it), so it only delays what is seen of a run still going: a step's start,
+ * its output so far. 50 ms covers a short step's whole run on a busy host: one write per run.
+ */
+const BATCH_WINDOW_MS = 50;
 /**
  * Log bytes held while the database refuses writes. A stream whose next chunk would pass this
  * keeps nothing more: its stored log ends with the bytes held before it, never with a hole.
@@ -17,14 +22,27 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
 /** ... for this long; then what is held is dropped as above, so a run never waits on a database that stays down. */
 const RETRY_FOR_MS = 2 * 60 * 1000;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits `ms`, or less once `signal` is aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
 
 /**
  * Writes a local run's reports to PostgreSQL. Snapshots are complete, so only the newest one
  * matters: while a write is in flight, newer snapshots replace each other and the latest is
  * written next. Every write is a compare-and-swap on the run's attempt, so nothing moves a
- * run backwards. Log chunks gathered meanwhile are stored first, in one transaction, so a client
- * that sees a step or the run end finds its output, on any coordinator.
+ * run backwards. Log chunks gathered meanwhile are stored by the same statement, and the status
+ * moves only if they were, so a client that sees a step or the run end finds its output, on any
+ * coordinator.
  */
 export class PersistingReporter implements RunReporter {
   private pending: RunSnapshot | undefined;
@@ -35,6 +53,8 @@ export class PersistingReporter implements RunReporter {
   /** Where this run's streams end in the database: this reporter is their only writer. */
   private readonly streams: OwnLogStreams = new Map();
   private writing: Promise<void> | undefined;
+  /** Ends the batch window now open, if any. */
+  private closeWindow: (() => void) | undefined;
   private outputs: RunOutputs | undefined;
   private readonly runDir: string;
 
@@ -43,6 +63,12 @@ export class PersistingReporter implements RunReporter {
     private readonly run: Pick<RunRecord, 'id' | 'attemptId' | 'logFile'>,
     private readonly logger: Logger,
     private readonly followers: Pick<LogFollowers, 'appended'>,
+    /**
+     * Aborted when the coordinator stops waiting for its runs (the shutdown grace is over): the
+     * database is about to close, so a failed write is dropped at once instead of retried for
+     * minutes, which would hold the shutdown, and the process, that long.
+     */
+    private readonly shuttingDown: AbortSignal,
   ) {
     this.runDir = attemptLogDir(run);
   }
@@ -72,8 +98,13 @@ export class PersistingReporter implements RunReporter {
     this.outputs = outputs;
   }
 
-  /** Resolves when everything reported so far is written. */
+  /**
+   * Resolves when everything reported so far is written. Called once the run is over: nothing
+   * more will come, so a batch window still open is cut short rather than waited out (the
+   * run's queue slot is freed that much sooner).
+   */
   async settled(): Promise<void> {
+    this.closeWindow?.();
     while (this.writing !== undefined) await this.writing;
     // A run without outputs stores none: the outputs endpoint then answers with empty metadata, as the contract says.
     if (this.outputs !== undefined && Object.keys(this.outputs.outputs).length > 0) await saveOutputs(this.db, this.run.id, this.outputs.metadata, this.outputs.outputs);
@@ -81,77 +112,96 @@ export class PersistingReporter implements RunReporter {
 
   /**
    * The first report of a burst waits a moment for the rest: a short run's start, output, step
-   * and end then cost one log transaction and one status write instead of several. The run
-   * already shows Running from admission.
+   * and end then cost one statement instead of several. The run already shows Running from
+   * admission.
    */
   private schedule(): void {
-    this.writing ??= sleep(BATCH_WINDOW_MS).then(() => this.drain());
+    this.writing ??= this.window().then(() => this.drain());
+  }
+
+  /** BATCH_WINDOW_MS, or less when settled() closes it. */
+  private window(): Promise<void> {
+    return new Promise((resolve) => {
+      const close = (): void => {
+        clearTimeout(timer);
+        this.closeWindow = undefined;
+        resolve();
+      };
+      const timer = setTimeout(close, BATCH_WINDOW_MS);
+      this.closeWindow = close;
+    });
   }
 
   /**
-   * A status is written only after the logs gathered before it: when the log write fails, the
-   * chunks go back in front of the newer ones and are retried (the status waits with them), so
-   * the stored log never skips what the failed write held.
+   * A status is written only after the logs gathered before it, by the same statement: when it
+   * fails, the chunks go back in front of the newer ones and the status waits with them (unless
+   * a newer one replaced it), so the stored log never skips what the failed write held. After
+   * RETRY_FOR_MS of failures what is held is dropped, the status too.
    */
   private async drain(): Promise<void> {
     let failingSince: number | undefined;
     let delay = RETRY_FIRST_MS;
     try {
       while (this.pending !== undefined || this.logs.length > 0) {
-        if (!(await this.storeLogs())) {
-          failingSince ??= Date.now();
-          if (Date.now() - failingSince < RETRY_FOR_MS) {
-            await sleep(delay);
-            delay = Math.min(delay * 2, RETRY_MAX_MS);
-            continue;
-          }
-          this.dropHeld();
+        if (await this.store()) {
+          failingSince = undefined;
+          delay = RETRY_FIRST_MS;
+          continue;
         }
-        failingSince = undefined;
-        delay = RETRY_FIRST_MS;
-        const snapshot = this.pending;
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince < RETRY_FOR_MS && !this.shuttingDown.aborted) {
+          await pause(delay, this.shuttingDown);
+          delay = Math.min(delay * 2, RETRY_MAX_MS);
+          continue;
+        }
+        this.dropHeld(this.shuttingDown.aborted ? 'the coordinator shut down while the database failed the write' : `the database failed every log write for ${RETRY_FOR_MS / 1000}s`);
+        if (this.pending !== undefined) this.logger.error('could not persist run status', { runId: this.run.id, dagRunId: this.pending.dagRunId });
         this.pending = undefined;
-        if (snapshot !== undefined) await persistSnapshot(this.db, this.run.id, snapshot).catch((error: unknown) => this.logger.error('could not persist run status', { runId: this.run.id, dagRunId: snapshot.dagRunId, error: toError(error) }));
       }
     } finally {
       this.writing = undefined;
     }
   }
 
-  /** Stores the chunks held; false when the database failed, the chunks then held again, in front. */
-  private async storeLogs(): Promise<boolean> {
+  /** Stores the chunks and the status held; false when the database failed, both then held again. */
+  private async store(): Promise<boolean> {
     const chunks = this.logs;
-    if (chunks.length === 0) return true;
+    const snapshot = this.pending;
     this.logs = [];
+    this.pending = undefined;
     try {
-      await this.append(chunks);
+      await this.write(chunks, snapshot);
       this.heldBytes -= chunks.reduce((sum, c) => sum + c.data.length, 0);
       return true;
     } catch (error) {
       this.logs = [...chunks, ...this.logs];
-      this.logger.error('could not store run logs; retrying', { runId: this.run.id, error: toError(error) });
+      this.pending ??= snapshot;
+      this.logger.error('could not store run logs and status; retrying', { runId: this.run.id, error: toError(error) });
       return false;
     }
   }
 
-  private async append(chunks: NewLogChunk[]): Promise<void> {
-    if (await appendOwnLogChunks(this.db, this.run.id, this.run.attemptId, chunks, this.streams)) {
-      this.followers.appended(this.run.id);
+  private async write(chunks: NewLogChunk[], snapshot: RunSnapshot | undefined): Promise<void> {
+    const write = snapshot !== undefined ? snapshotWrite(this.run.id, snapshot) : undefined;
+    const own = await appendOwnLogChunks(this.db, this.run.id, this.run.attemptId, chunks, this.streams, write);
+    if (own.logsStored) {
+      if (chunks.length > 0) this.followers.appended(this.run.id);
       return;
     }
-    // Not where this reporter thought (a write whose outcome was lost): the locking path says where.
+    // Not where this reporter thought (a write whose outcome was lost): the locking path says where, then the status.
     const { stored, refused, ends } = await appendLogChunks(this.db, this.run.id, this.run.attemptId, chunks);
     for (const [stream, end] of ends) this.streams.set(stream, end);
     if (stored > 0) this.followers.appended(this.run.id);
     if (refused.length > 0) this.logger.error('log chunks past the stored end were not stored', { runId: this.run.id, refused });
+    if (write !== undefined) await writeSnapshot(this.db, write);
   }
 
-  /** The database stayed down for RETRY_FOR_MS: what is held is dropped, and its streams keep nothing more. */
-  private dropHeld(): void {
+  /** The database stayed down for RETRY_FOR_MS, or the coordinator shut down: what is held is dropped, and its streams keep nothing more. */
+  private dropHeld(reason: string): void {
     const dropped = this.logs;
     this.logs = [];
     this.heldBytes = 0;
-    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, `the database failed every log write for ${RETRY_FOR_MS / 1000}s`, dropped.find((c) => c.stream === stream)?.offset ?? 0);
+    for (const stream of new Set(dropped.map((c) => c.stream))) this.cutStream(stream, reason, dropped.find((c) => c.stream === stream)?.offset ?? 0);
   }
 
   /** The stream keeps nothing from byte `from` on (what is held before it is still stored). */

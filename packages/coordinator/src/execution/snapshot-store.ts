@@ -1,15 +1,15 @@
 import { RunStatus, isTerminalRunStatus } from '@trellis/core';
 import type { RunSnapshot } from '@trellis/engine';
-import { writeSnapshot, type Db, type NodeRow } from '@trellis/store';
+import { writeSnapshot, type Db, type NodeRow, type SnapshotWrite } from '@trellis/store';
 
 /**
- * Writes one engine snapshot (run status and nodes) of the current attempt. The status move is
- * a compare-and-swap from Running/Waiting, so a late, repeated or stale report changes nothing.
- * A worker's report sequence, when given, advances in the same statement.
+ * One engine snapshot (run status and nodes) of the current attempt as a write. The status move
+ * is a compare-and-swap from Running/Waiting, so a late, repeated or stale report changes
+ * nothing. A worker's report sequence, when given, advances in the same statement.
  */
-export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot, reportSeq?: number): Promise<boolean> {
+export function snapshotWrite(runId: number, snapshot: RunSnapshot, reportSeq?: number): SnapshotWrite {
   const terminal = isTerminalRunStatus(snapshot.status);
-  return writeSnapshot(db, {
+  return {
     runId,
     attemptId: snapshot.attemptId,
     expected: [RunStatus.Running, RunStatus.Waiting],
@@ -20,5 +20,10 @@ export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapsh
       ...snapshot.nodes.map((data, position): NodeRow => ({ kind: 'step', position, stepName: data.step.name, data })),
       ...Object.entries(snapshot.handlers).map(([kind, data], position): NodeRow => ({ kind: 'handler', position, stepName: kind, data })),
     ],
-  });
+  };
+}
+
+/** Writes one engine snapshot (see snapshotWrite); true when the run moved. */
+export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot, reportSeq?: number): Promise<boolean> {
+  return writeSnapshot(db, snapshotWrite(runId, snapshot, reportSeq));
 }

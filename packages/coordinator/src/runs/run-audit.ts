@@ -1,5 +1,5 @@
-import type { Queryable, RunRecord } from '@trellis/store';
-import { recordAudit } from '../auth/audit.js';
+import type { NewEvent, Queryable, RunRecord } from '@trellis/store';
+import { auditEvent, recordAudit } from '../auth/audit.js';
 import type { Actor } from '../auth/principal.js';
 
 /** What someone did to a run, as its audit event's type. */
@@ -31,11 +31,14 @@ const VERBS: Record<RunAction, string> = {
  * the action has one (the scheduler's tick). `data` holds names and ids, never a secret.
  */
 export function auditRun(q: Queryable, actor: Actor, action: RunAction, run: Pick<RunRecord, 'dagName' | 'dagRunId'>, data: Record<string, unknown> = {}): Promise<void> {
-  return recordAudit(q, actor, {
-    type: action,
-    message: `${VERBS[action]} run ${run.dagRunId} of ${run.dagName}`,
-    dagName: run.dagName,
-    dagRunId: run.dagRunId,
-    data,
-  });
+  return recordAudit(q, actor, runAuditEntry(action, run, data));
+}
+
+/** The audit event of an action that creates its run: written by the run's insert (see StartRequest.audit). */
+export function runAuditEvent(actor: Actor, action: RunAction, run: Pick<RunRecord, 'dagName' | 'dagRunId'>, data: Record<string, unknown> = {}): NewEvent {
+  return auditEvent(actor, runAuditEntry(action, run, data));
+}
+
+function runAuditEntry(action: RunAction, run: Pick<RunRecord, 'dagName' | 'dagRunId'>, data: Record<string, unknown>) {
+  return { type: action, message: `${VERBS[action]} run ${run.dagRunId} of ${run.dagName}`, dagName: run.dagName, dagRunId: run.dagRunId, data };
 }

@@ -5,7 +5,7 @@ import type { LocalExecutor } from '../execution/local-executor.js';
 import type { RunQueries } from './run-queries.js';
 import type { RunService, StartRequest } from './run-service.js';
 import { waitForRun } from './run-waiter.js';
-import { auditRun } from './run-audit.js';
+import { auditRun, runAuditEvent } from './run-audit.js';
 import type { Actor, Principal } from '../auth/principal.js';
 import type { ProfileService } from '../profiles/profile-service.js';
 
@@ -127,9 +127,7 @@ export class RunCommands {
   private async started(actor: Principal, action: StartAction, request: StartRequest): Promise<RunRecord> {
     const profileName = this.deps.runs.profileOf(request.profileName);
     if (profileName !== undefined) await this.deps.profiles.mayUse(actor, profileName, { named: request.profileName !== undefined });
-    const run = await this.deps.runs.enqueue(request);
-    await auditRun(this.deps.db, actor, action === 'start' ? 'run.started' : 'run.enqueued', run, { trigger: run.trigger });
-    return run;
+    return this.deps.runs.enqueue({ ...request, audit: (run) => runAuditEvent(actor, action === 'start' ? 'run.started' : 'run.enqueued', run, { trigger: run.trigger }) });
   }
 
   private async mayUseProfile(actor: Principal, profileName: string): Promise<void> {

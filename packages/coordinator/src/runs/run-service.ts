@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, workspaceOfLabels, type Dag, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '@trellis/core';
 import {
   countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry,
-  type Db, type ProfileEntryMeta, type Queryable, type RunRecord,
+  type Db, type NewEvent, type ProfileEntryMeta, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
 import type { Dispatcher } from '../admission/dispatcher.js';
@@ -45,6 +45,8 @@ export interface StartRequest {
   runEnv?: Record<string, string>;
   /** Secret values that params and runEnv carry (a new run of a sub-run that was handed its parent's secrets): recorded masked. */
   maskValues?: string[];
+  /** The audit event of this start, given the new run's names: recorded by the run's insert, so it costs no statement of its own. */
+  audit?: (run: Pick<RunRecord, 'dagName' | 'dagRunId' | 'trigger'>) => NewEvent;
 }
 
 export interface RunServiceDeps {
@@ -114,6 +116,7 @@ export class RunService {
       ...(profileName !== undefined ? { profileName } : {}),
       profileEntries,
       ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
+      ...(request.audit !== undefined ? { event: request.audit({ dagName, dagRunId, trigger: request.trigger }) } : {}),
     };
     const maskValues = request.maskValues ?? [];
     const run =

@@ -54,29 +54,41 @@ export interface SnapshotWrite {
 }
 
 /**
+ * The CTEs `moved` (the status compare-and-swap) and `nodes` (the nodes upserted by position,
+ * only if the run moved) of one snapshot write; `param` adds a value and answers its
+ * placeholder, and `when` (SQL) further conditions the move. Shared by writeSnapshot and by the
+ * statement that stores a local run's logs with its snapshot.
+ */
+export function snapshotCtes(write: SnapshotWrite, param: (value: unknown) => string, when = 'true'): string {
+  const [runId, attemptId, expected, next, finishedAt, error, reportSeq] = [
+    param(write.runId), param(write.attemptId), param(write.expected), param(write.next), param(write.finishedAt ?? null), param(write.error ?? null), param(write.reportSeq ?? null),
+  ];
+  const [kinds, positions, names, data] = [param(write.nodes.map((n) => n.kind)), param(write.nodes.map((n) => n.position)), param(write.nodes.map((n) => n.stepName)), param(write.nodes.map((n) => JSON.stringify(n.data)))];
+  return `moved AS (
+       UPDATE runs SET status = ${next}, finished_at = COALESCE(${finishedAt}, finished_at), error = COALESCE(${error}, error),
+         report_seq = GREATEST(report_seq, COALESCE(${reportSeq}, report_seq)), updated_at = now()
+       WHERE id = ${runId} AND attempt_id = ${attemptId} AND status = ANY(${expected}::smallint[]) AND (${reportSeq}::bigint IS NULL OR report_seq < ${reportSeq}) AND ${when} RETURNING id
+     ), nodes AS (
+       INSERT INTO run_nodes (run_id, kind, position, step_name, data)
+       SELECT moved.id, t.kind, t.position, t.step_name, t.data
+       FROM moved, unnest(${kinds}::text[], ${positions}::int[], ${names}::text[], ${data}::jsonb[]) AS t(kind, position, step_name, data)
+       ON CONFLICT (run_id, kind, position) DO UPDATE SET step_name = EXCLUDED.step_name, data = EXCLUDED.data
+     )`;
+}
+
+/** A placeholder allocator over `params`: each value gets the next `$n`. */
+export function paramsInto(params: unknown[]): (value: unknown) => string {
+  return (value) => `$${params.push(value)}`;
+}
+
+/**
  * One engine snapshot in one statement: the status compare-and-swap and, only if it moved,
  * the nodes upserted by position (positions are stable within an attempt; a new attempt
  * starts with none). Returns whether the run moved; a stale or late report writes nothing.
  */
 export async function writeSnapshot(q: Queryable, write: SnapshotWrite): Promise<boolean> {
-  const rows = await q.query<{ n: number }>(
-    `WITH moved AS (
-       UPDATE runs SET status = $4, finished_at = COALESCE($5, finished_at), error = COALESCE($6, error),
-         report_seq = GREATEST(report_seq, COALESCE($11, report_seq)), updated_at = now()
-       WHERE id = $1 AND attempt_id = $2 AND status = ANY($3::smallint[]) AND ($11::bigint IS NULL OR report_seq < $11) RETURNING id
-     ), nodes AS (
-       INSERT INTO run_nodes (run_id, kind, position, step_name, data)
-       SELECT moved.id, t.kind, t.position, t.step_name, t.data
-       FROM moved, unnest($7::text[], $8::int[], $9::text[], $10::jsonb[]) AS t(kind, position, step_name, data)
-       ON CONFLICT (run_id, kind, position) DO UPDATE SET step_name = EXCLUDED.step_name, data = EXCLUDED.data
-     )
-     SELECT count(*)::int AS n FROM moved`,
-    [
-      write.runId, write.attemptId, write.expected, write.next, write.finishedAt ?? null, write.error ?? null,
-      write.nodes.map((n) => n.kind), write.nodes.map((n) => n.position), write.nodes.map((n) => n.stepName), write.nodes.map((n) => JSON.stringify(n.data)),
-      write.reportSeq ?? null,
-    ],
-  );
+  const params: unknown[] = [];
+  const rows = await q.query<{ n: number }>(`WITH ${snapshotCtes(write, paramsInto(params))} SELECT count(*)::int AS n FROM moved`, params);
   return rows[0]?.n === 1;
 }
 

@@ -8,8 +8,12 @@ import type { FromSpawner, ToSpawner } from './protocol.js';
 const HERE = fileURLToPath(import.meta.url);
 /** spawner-main next to this file: `.js` when built, `.ts` when run from source. */
 const ENTRY = join(dirname(HERE), `spawner-main${extname(HERE)}`);
-/** The spawner holds a few hundred small records at most; a small heap keeps its forks cheap. */
-const HEAP_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=64'];
+/**
+ * The spawner holds a few hundred small records at most; a small heap keeps its forks cheap.
+ * Its JavaScript is a message handler around spawn(): without TurboFan it spends the same CPU
+ * per step (200 spawns: 1.2-1.34 s against 1.31-1.34 s) and holds 3.7 MB less once it is busy.
+ */
+const HEAP_FLAGS = ['--max-semi-space-size=1', '--max-old-space-size=64', '--no-turbofan'];
 /** A spawner that dies this often in a row before starting any step cannot work here. */
 const FAILED_STARTS_LIMIT = 3;
 

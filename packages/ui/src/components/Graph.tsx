@@ -1,10 +1,8 @@
-import { useId, useMemo } from 'react';
+import { useId, useLayoutEffect, useMemo, useRef, type KeyboardEvent, type MouseEvent } from 'react';
 import type { Schemas } from '../api/client';
+import { graphMarkup, NO_STATUS, NODE_H, NODE_W } from '../lib/graph-markup';
 import { layeredLayout, type Layout } from '../lib/layered-layout';
 import { nodeStatusWord, toneOf } from '../lib/status';
-
-const NODE_W = 180;
-const NODE_H = 44;
 
 /** Dependencies as edges (a chain DAG's steps come with `depends` on the step before, filled in by the parser). */
 function edgesOf(steps: Schemas['Step'][]): Array<[string, string]> {
@@ -19,59 +17,61 @@ function layout(steps: Schemas['Step'][]): Layout {
   );
 }
 
+/** Sets each drawn node's status word and colour where it changed (the drawing is not made again, so focus stays). */
+function applyStatuses(svg: SVGSVGElement, statusOf: Map<string, number>): void {
+  for (const g of svg.querySelectorAll<SVGGElement>('g.node')) {
+    const status = statusOf.get(g.dataset.step ?? '');
+    const word = status !== undefined ? nodeStatusWord(status) : NO_STATUS;
+    if (g.dataset.status === word) continue;
+    g.dataset.status = word;
+    g.setAttribute('class', `node tone-${toneOf(word)}`);
+    const text = g.querySelector('.node-status');
+    if (text !== null) text.textContent = ` ${word}`;
+  }
+}
+
+/** The step a click or key press inside the drawing was aimed at. */
+function stepAt(target: EventTarget): string | undefined {
+  return target instanceof Element ? (target.closest<SVGGElement>('g.node')?.dataset.step ?? undefined) : undefined;
+}
+
 /** The steps laid out left to right in layers, each coloured by its status in `nodes` when given. */
 export function Graph({ steps, nodes, onSelect }: { steps: Schemas['Step'][]; nodes?: Schemas['Node'][]; onSelect?: (step: string) => void }) {
-  // Laid out again only when the graph's shape changes, not on every status poll.
+  // Laid out and drawn again only when the graph's shape changes, not on every status change.
   const shape = JSON.stringify(steps.map((s) => [s.name, s.depends]));
   const laid = useMemo(() => layout(steps), [shape]);
   const idPrefix = useId();
-  const statusOf = new Map((nodes ?? []).map((n) => [n.step.name, n.status]));
+  const interactive = onSelect !== undefined;
+  const markup = useMemo(() => ({ __html: graphMarkup(laid, idPrefix, interactive) }), [laid, idPrefix, interactive]);
+  const svg = useRef<SVGSVGElement>(null);
+  const statuses = (nodes ?? []).map((n) => `${n.step.name}\u0000${n.status}`).join('\u0001');
+  // Before the browser paints: the first frame already shows every status.
+  useLayoutEffect(() => {
+    if (svg.current !== null) applyStatuses(svg.current, new Map((nodes ?? []).map((n) => [n.step.name, n.status])));
+  }, [markup, statuses]);
+  const select = (step: string | undefined) => {
+    if (step !== undefined) onSelect?.(step);
+  };
   return (
     <div className="graph-wrap">
-      <svg className="graph" width={laid.width} height={laid.height} viewBox={`0 0 ${laid.width} ${laid.height}`} role="group" aria-label="Step graph">
-        <defs>
-          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
-            <path d="M 0 0 L 10 5 L 0 10 z" className="edge-head" />
-          </marker>
-        </defs>
-        {laid.edges.map((e) => (
-          <polyline key={`${e.from}->${e.to}`} className="edge" points={e.points.map((p) => `${p.x},${p.y}`).join(' ')} markerEnd="url(#arrow)" />
-        ))}
-        {laid.nodes.map((n, i) => {
-          const status = statusOf.get(n.name);
-          const word = status !== undefined ? nodeStatusWord(status) : 'not started';
-          const shown = n.name.length > 22 ? `${n.name.slice(0, 21)}…` : n.name;
-          return (
-            <g
-              key={n.name}
-              transform={`translate(${n.x - NODE_W / 2},${n.y - NODE_H / 2})`}
-              className={`node tone-${toneOf(word)}`}
-              data-step={n.name}
-              data-status={word}
-              role={onSelect !== undefined ? 'button' : 'img'}
-              tabIndex={onSelect !== undefined ? 0 : undefined}
-              aria-labelledby={`${idPrefix}-${i}`}
-              onClick={() => onSelect?.(n.name)}
-              onKeyDown={(e) => {
-                if (e.key === 'Enter' || e.key === ' ') {
-                  e.preventDefault();
-                  onSelect?.(n.name);
-                }
-              }}
-            >
-              <rect width={NODE_W} height={NODE_H} rx="6" />
-              <text id={`${idPrefix}-${i}`}>
-                <tspan x="10" y="18" className="node-name">
-                  {shown}
-                </tspan>
-                <tspan x="10" y="34" className="node-status">
-                  {` ${word}`}
-                </tspan>
-              </text>
-            </g>
-          );
-        })}
-      </svg>
+      <svg
+        ref={svg}
+        className="graph"
+        width={laid.width}
+        height={laid.height}
+        viewBox={`0 0 ${laid.width} ${laid.height}`}
+        role="group"
+        aria-label="Step graph"
+        onClick={(e: MouseEvent) => select(stepAt(e.target))}
+        onKeyDown={(e: KeyboardEvent) => {
+          if (e.key !== 'Enter' && e.key !== ' ') return;
+          const step = stepAt(e.target);
+          if (step === undefined) return;
+          e.preventDefault();
+          select(step);
+        }}
+        dangerouslySetInnerHTML={markup}
+      />
     </div>
   );
 }

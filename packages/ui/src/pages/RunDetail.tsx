@@ -1,23 +1,22 @@
-import { useDeferredValue, useState, type FormEvent } from 'react';
+import { lazy, Suspense, useDeferredValue, useState, type FormEvent } from 'react';
 import { Link, useNavigate, useParams, useSearchParams } from 'react-router';
 import { api, unwrap, type Schemas } from '../api/client';
 import { loadRun } from '../api/loaders';
-import { ErrorNote, Loading, NodeStatus, Page, RunStatus, Time, useAction } from '../components/common';
-import { Gantt } from '../components/Gantt';
+import { ErrorNote, Loading, Page, RunStatus, Time, useAction } from '../components/common';
 import { Graph } from '../components/Graph';
 import { LogView } from '../components/LogView';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { conditionInWords, isLiveRun } from '../lib/status';
-import { duration, parseTime } from '../lib/time';
+import { runPath } from '../lib/paths';
 import { applyNodeEvents } from '../lib/node-events';
 import { useResource } from '../lib/use-resource';
 
 type Run = Schemas['DagRunDetails'];
 
-function runPath(name: string, dagRunId: string): string {
-  return `/runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}`;
-}
+// The timeline and the step table come after the first paint (below): their code (with the
+// windowing library) is fetched then, not before the graph can be drawn.
+const RunSteps = lazy(() => import('../components/RunSteps'));
 
 /**
  * Approve or reject a step that waits for a decision: its prompt, and one field for each input
@@ -91,61 +90,6 @@ function useDagFile(run: Run | undefined): string | undefined {
     return data?.dag.name === name ? fileName : undefined;
   }, [fileName, name]);
   return found.data;
-}
-
-function NodeTable({ run, selected, onSelect }: { run: Run; selected: string | undefined; onSelect: (step: string) => void }) {
-  const now = Date.now();
-  return (
-    <div className="table-scroll nodes-scroll">
-      <table className="nodes">
-        <caption className="visually-hidden">Steps of this run</caption>
-        <thead>
-          <tr>
-            <th scope="col">Step</th>
-            <th scope="col">Status</th>
-            <th scope="col">Started</th>
-            <th scope="col">Duration</th>
-            <th scope="col">Retries</th>
-            <th scope="col">Repeats</th>
-            <th scope="col">Sub-runs</th>
-            <th scope="col">Error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {run.nodes.map((n) => {
-            const start = parseTime(n.startedAt)?.getTime();
-            const end = parseTime(n.finishedAt)?.getTime() ?? (n.status === 1 ? now : undefined);
-            return (
-              <tr key={n.step.name} aria-selected={selected === n.step.name} className={selected === n.step.name ? 'selected' : undefined}>
-                <th scope="row">
-                  <button type="button" className="link" onClick={() => onSelect(n.step.name)} aria-label={`Log of step ${n.step.name}`}>
-                    {n.step.name}
-                  </button>
-                </th>
-                <td>
-                  <NodeStatus status={n.status} />
-                </td>
-                <td>
-                  <Time value={n.startedAt} />
-                </td>
-                <td>{start !== undefined && end !== undefined ? duration(end - start) : '—'}</td>
-                <td>{n.retryCount}</td>
-                <td>{n.doneCount}</td>
-                <td>
-                  {[...n.subRuns, ...n.subRunsRepeated].map((s) => (
-                    <Link key={s.dagRunId} to={runPath(s.name !== '' ? s.name : n.step.run, s.dagRunId)}>
-                      {s.dagRunId.slice(0, 8)}
-                    </Link>
-                  ))}
-                </td>
-                <td className="error-text small">{n.error}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
-  );
 }
 
 function Outputs({ run }: { run: Run }) {
@@ -297,10 +241,13 @@ export default function RunDetail() {
       {waitingSteps.map((n) => (can('run') ? <ApprovalForm key={n.step.name} run={run} node={n} onDone={detail.reload} /> : null))}
       <h2>Graph</h2>
       <Graph steps={steps} nodes={run.nodes} onSelect={(s) => setSearch({ step: s })} />
-      <h2>Timeline</h2>
-      {below !== null ? <Gantt nodes={below.nodes} now={Date.now()} /> : <Loading what="the timeline" />}
-      <h2>Steps</h2>
-      {below !== null ? <NodeTable run={below} selected={step} onSelect={(s) => setSearch({ step: s })} /> : <Loading what="the steps" />}
+      {below !== null ? (
+        <Suspense fallback={<Loading what="the steps" />}>
+          <RunSteps run={below} selected={step} onSelect={(s) => setSearch({ step: s })} />
+        </Suspense>
+      ) : (
+        <Loading what="the steps" />
+      )}
       <h2>Outputs</h2>
       <Outputs run={run} />
       <h2 id="log-title">{step !== undefined ? `Log of step ${step}` : 'Run log'}</h2>

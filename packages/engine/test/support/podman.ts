@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
@@ -31,6 +31,33 @@ function ping(socketPath: string): Promise<boolean> {
     req.once('error', () => resolve(false));
     req.end();
   });
+}
+
+/**
+ * The processes still running with `dir` in their command line: podman leaves an exec session's
+ * conmon behind once its container is gone with the storage, and nothing else would ever end it.
+ */
+function processesUnder(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(dir)) pids.push(Number(entry));
+    } catch {
+      // Ended while the list was read.
+    }
+  }
+  return pids;
+}
+
+function endProcessesUnder(dir: string): void {
+  for (const pid of processesUnder(dir)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+    }
+  }
 }
 
 /** How often the storage reset at stop is tried. */
@@ -83,6 +110,7 @@ export async function startPodman(): Promise<PodmanService> {
       for (let attempt = 1; ; attempt += 1) {
         try {
           podman(['system', 'reset', '--force']);
+          endProcessesUnder(dir);
           return;
         } catch (error) {
           if (attempt === RESET_ATTEMPTS) throw error;

@@ -58,6 +58,8 @@ class PreparedStatements {
 export async function openPg(options: PgOptions): Promise<Db> {
   if (options.schema !== undefined) {
     const setup = new pg.Client({ connectionString: options.connectionString });
+    // A lost connection also fails the statement in flight; unheard, its 'error' event would end the process.
+    setup.on('error', () => undefined);
     await setup.connect();
     try {
       await setup.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdent(options.schema)}`).catch((error: unknown) => {
@@ -86,6 +88,15 @@ export async function openPg(options: PgOptions): Promise<Db> {
     },
     transaction: async <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> => {
       const client = await pool.connect();
+      // A checked-out client has no pool listener: the connection lost mid-transaction (the
+      // server stopping) would be an unheard 'error' event, which ends the process. Its next
+      // statement fails anyway, and the broken client is destroyed instead of pooled again.
+      let lost: Error | undefined;
+      const onLost = (error: Error): void => {
+        lost = error;
+        options.onError?.(error);
+      };
+      client.on('error', onLost);
       try {
         await client.query('BEGIN');
         const sendHere = (config: pg.QueryConfig): Promise<pg.QueryResult> => client.query(config);
@@ -93,10 +104,11 @@ export async function openPg(options: PgOptions): Promise<Db> {
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        if (lost === undefined) await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        client.removeListener('error', onLost);
+        client.release(lost);
       }
     },
     listen: (channel, onNotify, onError) => listenOn(options, channel, onNotify, onError),

@@ -5,15 +5,18 @@
 // queue's limit was never exceeded, and /health told the truth throughout.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startThrowawayCluster, type ThrowawayCluster } from '@trellis/store/testing';
+import { ARTIFACTS } from './support/artifacts.js';
 import { Cluster, waitFor } from './support/cluster.js';
 
 const TERMINAL = [2, 3, 4, 6, 8];
 const LIMIT = 3;
 const LABELS = 'pool=chaos';
 const WORKERS = ['chaos-a', 'chaos-b'];
+/** Debug logs: a report a worker could not deliver says so, which is what a stuck run needs explained. */
+const WORKER_OPTIONS = { pollers: 2, args: ['--log-level', 'debug'] };
 /** /health caches its database probe for a second; a probe of a stopped server takes a few hundred ms more. */
 const HEALTH_SETTLE_MS = 2500;
 
@@ -37,7 +40,7 @@ before(async () => {
   const ledger = join(cluster.dir, 'ledger.txt');
   writeFileSync(join(cluster.dir, 'dags', 'chaos.yaml'), `queue: chaos\nworker_selector:\n  pool: chaos\nsteps:\n  - name: work\n    command: echo "$DAG_RUN_ID" >> ${ledger} && sleep 0.3\n`);
   await cluster.start();
-  for (const id of WORKERS) cluster.startWorker(id, LABELS, { pollers: 2 });
+  for (const id of WORKERS) cluster.startWorker(id, LABELS, WORKER_OPTIONS);
   for (const id of WORKERS) await cluster.workerReady(id);
 });
 
@@ -48,6 +51,18 @@ after(async () => {
     await server?.destroy();
   }
 });
+
+/** What the coordinator and the workers logged about these runs: a stuck run's story, for the failure message. */
+function stuckRunLines(c: Cluster, ids: string[]): string {
+  const mentions = (text: string) => text.split('\n').filter((line) => ids.some((id) => line.includes(`"${id}"`))).slice(-60).join('\n');
+  const sources = [['coordinator', c.coordinator?.output() ?? ''], ...WORKERS.map((id) => [id, c.workerOutput(id)])];
+  mkdirSync(ARTIFACTS, { recursive: true });
+  for (const [name, text] of sources) writeFileSync(join(ARTIFACTS, `chaos-${name}.log`), text ?? '');
+  const child = c.coordinator?.child;
+  // A coordinator that died leaves every run it had in flight Running: its last words say why.
+  const died = child !== undefined && (child.exitCode !== null || child.signalCode !== null) ? `the coordinator exited (${child.exitCode ?? child.signalCode}):\n${(c.coordinator?.output() ?? '').split('\n').slice(-25).join('\n')}\n` : '';
+  return died + sources.map(([name, text]) => `--- ${name} (all of it in test-e2e/.artifacts/chaos-${name}.log)\n${mentions(text ?? '')}`).join('\n');
+}
 
 interface HealthSample {
   sentAt: number;
@@ -116,7 +131,7 @@ test('workers and the coordinator killed and restarted, PostgreSQL restarted, un
       for (const id of WORKERS) {
         await c.killWorker(id);
         await sleep(500 + 500 * round);
-        c.startWorker(id, LABELS, { pollers: 2 });
+        c.startWorker(id, LABELS, WORKER_OPTIONS);
         await sleep(3000);
       }
     }
@@ -136,6 +151,10 @@ test('workers and the coordinator killed and restarted, PostgreSQL restarted, un
     await Promise.all([load, limits, healthProbe]);
   }
 
+  // The coordinator rode out the database restart: had it died, nothing would end its runs.
+  const coordinator = c.coordinator?.child;
+  assert.ok(coordinator !== undefined && coordinator.exitCode === null && coordinator.signalCode === null, `the coordinator died:\n${(c.coordinator?.output() ?? '').split('\n').slice(-25).join('\n')}`);
+
   // Every run that exists ends, none stays running or queued.
   const chaosRuns = () => c.sql<{ id: string; status: number; error: string; worker: string }>("SELECT dag_run_id AS id, status, error, worker_id AS worker FROM runs WHERE dag_name = 'chaos'");
   const final = await waitFor('every run to end', async () => {
@@ -144,7 +163,7 @@ test('workers and the coordinator killed and restarted, PostgreSQL restarted, un
   }, 90_000, 500).catch(async (error: unknown) => {
     // Which runs stuck, and where, is what a failure here needs to be understood.
     const stuck = (await chaosRuns()).filter((r) => !TERMINAL.includes(r.status));
-    throw new Error(`${String(error)}; not ended: ${JSON.stringify(stuck.slice(0, 10))} (${stuck.length} in all)\n${c.coordinator?.output().slice(-4000) ?? ""}`);
+    throw new Error(`${String(error)}; not ended: ${JSON.stringify(stuck.slice(0, 10))} (${stuck.length} in all)\n${stuckRunLines(c, stuck.slice(0, 3).map((r) => r.id))}`);
   });
   const elapsed = Date.now() - started;
 

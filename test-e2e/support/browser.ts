@@ -5,11 +5,10 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { ARTIFACTS } from './artifacts.js';
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 export const CHROMIUM = process.env.TRELLIS_CHROMIUM ?? '/usr/bin/chromium';
-/** Where a failing UI test leaves its screenshot (git ignores it; CI keeps it as an artifact). */
-export const ARTIFACTS = join(ROOT, 'test-e2e', '.artifacts');
 /** The README's screenshots, rewritten when UPDATE_SCREENSHOTS=1. */
 export const README_SHOTS = join(ROOT, 'docs', 'screenshots');
 

@@ -232,6 +232,11 @@ export class Cluster {
     return proc.exited;
   }
 
+  /** What the worker started last with this id printed. */
+  workerOutput(id: string): string {
+    return this.workers.get(id)?.output() ?? '';
+  }
+
   async killWorker(id: string): Promise<void> {
     const proc = this.workers.get(id);
     if (proc !== undefined) await stopProcess(proc, 'SIGKILL');

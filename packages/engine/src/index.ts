@@ -2,6 +2,7 @@ export * from './types.js';
 export { MemoryReporter } from './reporting/memory-reporter.js';
 export { runDag, ApprovalError, type RunHandle } from './run/runner.js';
 export { settlesWithin } from './run/settles-within.js';
+export { sleep } from './run/sleep.js';
 export { queuedSubRun, type SubRunQueue } from './run/queued-sub-run.js';
 export { MASK, SecretMasker } from './logs/secret-masker.js';
 export { readDotenvFiles } from './run/environment.js';

@@ -1,4 +1,4 @@
-import type { LogChunk, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
+import { sleep, type LogChunk, type RunOutputs, type RunReporter, type RunSnapshot } from '@trellis/engine';
 import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, writeSnapshot, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
 import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
@@ -22,19 +22,6 @@ const RETRY_FIRST_MS = 100;
 const RETRY_MAX_MS = 5000;
 /** ... for this long; then what is held is dropped as above, so a run never waits on a database that stays down. */
 const RETRY_FOR_MS = 2 * 60 * 1000;
-
-/** Waits `ms`, or less once `signal` is aborted. */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 /**
  * Writes a local run's reports to PostgreSQL. Snapshots are complete, so only the newest one
@@ -150,7 +137,7 @@ export class PersistingReporter implements RunReporter {
         }
         failingSince ??= Date.now();
         if (Date.now() - failingSince < RETRY_FOR_MS && !this.shuttingDown.aborted) {
-          await pause(delay, this.shuttingDown);
+          await sleep(delay, this.shuttingDown);
           delay = Math.min(delay * 2, RETRY_MAX_MS);
           continue;
         }

@@ -1,5 +1,5 @@
 import { toError, workspaceOfLabels } from '@trellis/core';
-import { recordProfileEntries, type Db, type ProfileEntryMeta, type RunRecord } from '@trellis/store';
+import { isConnectionError, recordProfileEntries, type Db, type ProfileEntryMeta, type RunRecord } from '@trellis/store';
 import type { ProfileService, ResolvedEntry, ResolveInput } from '../profiles/profile-service.js';
 import { executedInputs, type ExecutedInputs, type InputSealer } from '../runs/masked-params.js';
 
@@ -17,7 +17,8 @@ export interface AttemptProfile {
 
 /**
  * An attempt cannot start: its runtime profile cannot be used (missing, disabled, a secret that
- * does not open) or its sealed inputs do not open. The run fails with this message.
+ * does not open) or its sealed inputs do not open. The run fails with this message. A database
+ * that cannot be reached says nothing about the attempt: that error passes through unwrapped.
  */
 export class UnstartableAttemptError extends Error {
   override readonly name = 'UnstartableAttemptError';
@@ -28,6 +29,7 @@ export async function attemptInputs(db: Db, sealer: InputSealer, run: RunRecord)
   try {
     return await executedInputs(db, sealer, run);
   } catch (error) {
+    if (isConnectionError(error)) throw error;
     throw new UnstartableAttemptError(`cannot start: the run's inputs cannot be opened: ${toError(error).message}`);
   }
 }
@@ -46,6 +48,7 @@ export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, r
   try {
     entries = (await profiles.resolve(resolveInputOf(run))).entries;
   } catch (error) {
+    if (isConnectionError(error)) throw error;
     const what = run.profileName !== '' ? `runtime profile ${run.profileName}` : 'the runtime profile defaults';
     throw new UnstartableAttemptError(`cannot start: ${what}: ${toError(error).message}`);
   }

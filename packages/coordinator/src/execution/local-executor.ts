@@ -1,8 +1,8 @@
 import { EventEmitter, setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { RunStatus, isTerminalRunStatus, startSubRunRequest, type ResolvedParams, type StartSubRunRequest, toError } from '@trellis/core';
-import { ProcessSpawner, queuedSubRun, runDag, settlesWithin, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
-import { getRun, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
+import { ProcessSpawner, queuedSubRun, runDag, settlesWithin, sleep, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
+import { getRun, isConnectionError, updateRunStatus, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import { PersistingReporter } from './persisting-reporter.js';
 import type { LogFollowers } from '../logs/log-followers.js';
@@ -12,6 +12,16 @@ import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
 import { attemptInputs, UnstartableAttemptError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
 import type { ExecutedInputs } from '../runs/masked-params.js';
+
+/** A failed start's record is retried while the database cannot be reached: after about 200 ms, doubling up to 5 s, jittered so the runs that failed together do not retry together. */
+const FAILED_START_RETRY_FIRST_MS = 200;
+const FAILED_START_RETRY_MAX_MS = 5000;
+
+/** An admitted run in the engine, and the reporter that persists what it reports. */
+interface Launched {
+  handle: RunHandle;
+  reporter: PersistingReporter;
+}
 
 /**
  * The worker id of a coordinator's own executor: `local:<coordinator id>`. Each coordinator on
@@ -108,59 +118,23 @@ export class LocalExecutor {
     return this.handles.has(runId);
   }
 
-  /** Starts an admitted run (status Running, worker local). */
+  /**
+   * Starts an admitted run (status Running, worker local). A start that fails, for whatever
+   * reason, fails the run: nothing else would, since this executor heartbeats as a worker and
+   * the run would hold its queue slot until the next start-up of this coordinator.
+   */
   async start(run: RunRecord): Promise<void> {
-    const yaml = await this.deps.specs.yaml(run.specHash);
-    const picked = (await this.deps.specs.select(run.specHash, run.fileName || run.dagName, run.dagName)) ?? { localDags: [], error: 'the recorded definition is missing' };
-    if (picked.dag === undefined) {
-      await this.failBeforeStart(run, picked.error ?? 'no DAG to run');
-      return;
-    }
-    let inputs: ExecutedInputs;
-    let profile: AttemptProfile;
+    let launched: Launched | { refused: string };
     try {
-      inputs = await attemptInputs(this.deps.db, this.deps.sealer, run);
-      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+      launched = await this.launch(run);
     } catch (error) {
-      if (!(error instanceof UnstartableAttemptError)) throw error;
-      await this.failBeforeStart(run, error.message);
+      launched = { refused: `the run could not start: ${toError(error).message}` };
+    }
+    if ('refused' in launched) {
+      this.failBeforeStart(run, launched.refused);
       return;
     }
-    const { paramsJson, runEnv, maskValues } = inputs;
-    let params: ResolvedParams;
-    try {
-      params = JSON.parse(paramsJson) as ResolvedParams;
-    } catch {
-      await this.failBeforeStart(run, 'the recorded params are not valid JSON');
-      return;
-    }
-    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger, this.deps.logFollowers, this.closing.signal);
-    const handle = runDag({
-      dag: picked.dag,
-      localDags: picked.localDags,
-      params,
-      identity: {
-        dagName: run.dagName,
-        dagRunId: run.dagRunId,
-        attemptId: run.attemptId,
-        rootDagRunName: run.rootDagRunName,
-        rootDagRunId: run.rootDagRunId,
-        parentDagRunName: run.parentDagRunName,
-        parentDagRunId: run.parentDagRunId,
-      },
-      logDir: dirname(run.logFile),
-      ...this.dagFileDir(run),
-      reporter,
-      // The run's own variables (ITEM, WEBHOOK_PAYLOAD) over the profile's.
-      env: { ...profile.env, ...runEnv },
-      secrets: profile.secrets,
-      maskValues,
-      launchSubRun: this.subRunLauncher(run, yaml ?? ''),
-      docsDir: this.deps.docsDir,
-      envPassthrough: this.deps.envPassthrough,
-      envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
-      launcher: this.spawner.launch,
-    });
+    const { handle, reporter } = launched;
     this.handles.set(run.id, handle);
     this.deps.logger.info('run started', { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId, worker: this.deps.workerId });
     this.deps.observer.started(run);
@@ -176,8 +150,7 @@ export class LocalExecutor {
       .finally(() => {
         this.handles.delete(run.id);
         this.finished.delete(run.id);
-        this.ends.emit(endKey(run.dagName, run.dagRunId));
-        this.freeSlot();
+        this.runEnded(run);
       });
     this.finished.set(run.id, done);
   }
@@ -229,11 +202,100 @@ export class LocalExecutor {
     return run.fileName !== '' ? { baseDir: this.deps.dagsDir } : {};
   }
 
-  private async failBeforeStart(run: RunRecord, error: string): Promise<void> {
-    this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
-    await updateRunStatus(this.deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error });
+  /** The engine running the run, or why it cannot start; throws what it did not expect. */
+  private async launch(run: RunRecord): Promise<Launched | { refused: string }> {
+    const yaml = await this.deps.specs.yaml(run.specHash);
+    const picked = (await this.deps.specs.select(run.specHash, run.fileName || run.dagName, run.dagName)) ?? { localDags: [], error: 'the recorded definition is missing' };
+    if (picked.dag === undefined) return { refused: picked.error ?? 'no DAG to run' };
+    let inputs: ExecutedInputs;
+    let profile: AttemptProfile;
+    try {
+      inputs = await attemptInputs(this.deps.db, this.deps.sealer, run);
+      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+    } catch (error) {
+      if (!(error instanceof UnstartableAttemptError)) throw error;
+      return { refused: error.message };
+    }
+    const { paramsJson, runEnv, maskValues } = inputs;
+    let params: ResolvedParams;
+    try {
+      params = JSON.parse(paramsJson) as ResolvedParams;
+    } catch {
+      return { refused: 'the recorded params are not valid JSON' };
+    }
+    const reporter = new PersistingReporter(this.deps.db, run, this.deps.logger, this.deps.logFollowers, this.closing.signal);
+    const handle = runDag({
+      dag: picked.dag,
+      localDags: picked.localDags,
+      params,
+      identity: {
+        dagName: run.dagName,
+        dagRunId: run.dagRunId,
+        attemptId: run.attemptId,
+        rootDagRunName: run.rootDagRunName,
+        rootDagRunId: run.rootDagRunId,
+        parentDagRunName: run.parentDagRunName,
+        parentDagRunId: run.parentDagRunId,
+      },
+      logDir: dirname(run.logFile),
+      ...this.dagFileDir(run),
+      reporter,
+      // The run's own variables (ITEM, WEBHOOK_PAYLOAD) over the profile's.
+      env: { ...profile.env, ...runEnv },
+      secrets: profile.secrets,
+      maskValues,
+      launchSubRun: this.subRunLauncher(run, yaml ?? ''),
+      docsDir: this.deps.docsDir,
+      envPassthrough: this.deps.envPassthrough,
+      envPassthroughPrefixes: this.deps.envPassthroughPrefixes,
+      launcher: this.spawner.launch,
+    });
+    return { handle, reporter };
+  }
+
+  /** A run is over and recorded: a parent waiting for it wakes, and its queue slot is free. */
+  private runEnded(run: RunRecord): void {
     this.ends.emit(endKey(run.dagName, run.dagRunId));
     this.freeSlot();
+  }
+
+  /**
+   * Fails a run that could not start. The write is tracked like a running run, so drain()
+   * waits for it within the grace and then cuts its retries short.
+   */
+  private failBeforeStart(run: RunRecord, error: string): void {
+    this.deps.logger.error('run cannot start', { dagRunId: run.dagRunId, error });
+    const recorded = this.recordFailedStart(run, error).then((stored) => {
+      this.finished.delete(run.id);
+      if (stored) this.runEnded(run);
+    });
+    this.finished.set(run.id, recorded);
+  }
+
+  /**
+   * True once the run is recorded as Failed (or had left Running meanwhile). While the database
+   * cannot be reached the write is retried with backoff, until the shutdown signal: a run left
+   * Running then is failed by this coordinator's next start-up, as an interrupted run.
+   */
+  private async recordFailedStart(run: RunRecord, error: string): Promise<boolean> {
+    const leftRunning = (why: string, cause?: unknown): false => {
+      this.deps.logger.error(`could not record that a run failed to start (${why}): it stays Running until the next start-up of this coordinator fails it`, { dagRunId: run.dagRunId, ...(cause !== undefined ? { error: toError(cause) } : {}) });
+      return false;
+    };
+    let delay = FAILED_START_RETRY_FIRST_MS;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await updateRunStatus(this.deps.db, { runId: run.id, attemptId: run.attemptId, expected: [RunStatus.Running], next: RunStatus.Failed, finishedAt: new Date(), error });
+        this.deps.logger.info('a run that could not start is recorded as failed', { dagRunId: run.dagRunId, attempts: attempt });
+        return true;
+      } catch (cause) {
+        if (!isConnectionError(cause)) return leftRunning('the database refused the write', cause);
+        this.deps.logger.debug('the database cannot be reached to record a failed start; retrying', { dagRunId: run.dagRunId, attempt, error: toError(cause) });
+      }
+      await sleep(delay * (0.5 + Math.random()), this.closing.signal);
+      if (this.closing.signal.aborted) return leftRunning('the coordinator shut down while the database could not be reached');
+      delay = Math.min(delay * 2, FAILED_START_RETRY_MAX_MS);
+    }
   }
 
   /**

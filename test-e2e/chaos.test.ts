@@ -52,16 +52,25 @@ after(async () => {
   }
 });
 
+/**
+ * How the coordinator died, with its last words; undefined while it runs. A coordinator that died
+ * leaves every run it had in flight Running, so a stuck run's story starts here.
+ */
+function coordinatorDeath(c: Cluster): string | undefined {
+  const proc = c.coordinator;
+  if (proc === undefined) return 'the coordinator was never started';
+  if (proc.child.exitCode === null && proc.child.signalCode === null) return undefined;
+  return `the coordinator exited (${proc.child.exitCode ?? proc.child.signalCode}):\n${proc.output().split('\n').slice(-25).join('\n')}`;
+}
+
 /** What the coordinator and the workers logged about these runs: a stuck run's story, for the failure message. */
 function stuckRunLines(c: Cluster, ids: string[]): string {
   const mentions = (text: string) => text.split('\n').filter((line) => ids.some((id) => line.includes(`"${id}"`))).slice(-60).join('\n');
   const sources = [['coordinator', c.coordinator?.output() ?? ''], ...WORKERS.map((id) => [id, c.workerOutput(id)])];
   mkdirSync(ARTIFACTS, { recursive: true });
   for (const [name, text] of sources) writeFileSync(join(ARTIFACTS, `chaos-${name}.log`), text ?? '');
-  const child = c.coordinator?.child;
-  // A coordinator that died leaves every run it had in flight Running: its last words say why.
-  const died = child !== undefined && (child.exitCode !== null || child.signalCode !== null) ? `the coordinator exited (${child.exitCode ?? child.signalCode}):\n${(c.coordinator?.output() ?? '').split('\n').slice(-25).join('\n')}\n` : '';
-  return died + sources.map(([name, text]) => `--- ${name} (all of it in test-e2e/.artifacts/chaos-${name}.log)\n${mentions(text ?? '')}`).join('\n');
+  const died = coordinatorDeath(c);
+  return (died !== undefined ? `${died}\n` : '') + sources.map(([name, text]) => `--- ${name} (all of it in test-e2e/.artifacts/chaos-${name}.log)\n${mentions(text ?? '')}`).join('\n');
 }
 
 interface HealthSample {
@@ -152,8 +161,7 @@ test('workers and the coordinator killed and restarted, PostgreSQL restarted, un
   }
 
   // The coordinator rode out the database restart: had it died, nothing would end its runs.
-  const coordinator = c.coordinator?.child;
-  assert.ok(coordinator !== undefined && coordinator.exitCode === null && coordinator.signalCode === null, `the coordinator died:\n${(c.coordinator?.output() ?? '').split('\n').slice(-25).join('\n')}`);
+  assert.equal(coordinatorDeath(c), undefined);
 
   // Every run that exists ends, none stays running or queued.
   const chaosRuns = () => c.sql<{ id: string; status: number; error: string; worker: string }>("SELECT dag_run_id AS id, status, error, worker_id AS worker FROM runs WHERE dag_name = 'chaos'");

@@ -1,5 +1,4 @@
 import { defineConfig, type Plugin, type Rollup } from 'vite';
-import react from '@vitejs/plugin-react';
 
 /**
  * The entry imports the app shell (src/App.tsx: React, the router, the frame) dynamically, so
@@ -37,8 +36,21 @@ function preloadShell(shellSource: string): Plugin {
 
 // Relative asset URLs: the coordinator writes a <base href> for its base path into the page,
 // so one build serves at `/` and under any mount.
+// The pages are written against React's API (and typed with its types) but run on Preact's
+// compatibility layer: the shell is a third of React's size to download, compile and run, which
+// took about a fifth off the first render of the DAG list and the run page (`npm run bench
+// -w packages/ui -- --baseline <a React build>`). The router and the virtual list import
+// `react` too, so the aliases apply to them as well.
 export default defineConfig({
   base: './',
-  plugins: [react(), preloadShell('/src/App.tsx')],
+  plugins: [preloadShell('/src/App.tsx')],
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  resolve: {
+    alias: [
+      { find: /^react-dom\/client$/, replacement: 'preact/compat/client' },
+      { find: /^react-dom$/, replacement: 'preact/compat' },
+      { find: /^react$/, replacement: 'preact/compat' },
+    ],
+  },
   build: { outDir: 'dist', emptyOutDir: true, sourcemap: false, manifest: true, chunkSizeWarningLimit: 600 },
 });

@@ -1,5 +1,4 @@
 import { basePath } from './api/client';
-import { prepareTimeFormats } from './lib/time';
 import { PAGE_CHUNKS, startFirstRequests } from './page-routes';
 import './styles.css';
 
@@ -11,8 +10,6 @@ const page = startFirstRequests(window.location.pathname.slice(basePath.length) 
 // its preload links at once, which takes the main thread for milliseconds to tens of them.
 await new Promise((resolve) => setTimeout(resolve, 0));
 const chunks = Promise.all([import('./App'), page !== undefined ? PAGE_CHUNKS[page]().catch(() => undefined) : undefined]);
-// Made while the chunks travel: the time formats load locale data (tens of milliseconds).
-setTimeout(prepareTimeFormats, 0);
 const [{ mount }] = await chunks;
 const root = document.getElementById('root');
 if (root !== null) await mount(root, page);

@@ -1,19 +1,11 @@
-/**
- * The formatters, made on first use: making them loads locale data (tens of milliseconds on a
- * busy machine), which the app does while the first page's chunk and data are on their way
- * (prepareTimeFormats) rather than before it asks for them.
+/*
+ * Times are formatted by hand, in English like the rest of the UI, rather than with Intl: the
+ * first Intl formatter a page makes loads ICU's locale data, which held a cold page's main
+ * thread for 30 to 100 ms just as its code and data arrived. Only the time zone's name needs
+ * Intl, and it is looked up once the page is idle (timeZoneName).
  */
-let formats: { relative: Intl.RelativeTimeFormat; absolute: Intl.DateTimeFormat; zone: string } | undefined;
 
-export function prepareTimeFormats(): NonNullable<typeof formats> {
-  formats ??= {
-    relative: new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }),
-    absolute: new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' }),
-    zone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-  };
-  return formats;
-}
-const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+const UNITS: Array<[string, number]> = [
   ['year', 365 * 86400],
   ['month', 30 * 86400],
   ['day', 86400],
@@ -22,19 +14,36 @@ const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
   ['second', 1],
 ];
 
-/** `in 5 minutes`, `3 hours ago`. */
+/** `in 5 minutes`, `3 hours ago`, `yesterday`, `now`. */
 export function relativeTime(date: Date, now = Date.now()): string {
   const seconds = Math.round((date.getTime() - now) / 1000);
+  if (Math.abs(seconds) < 1) return 'now';
   for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) >= size || unit === 'second') return prepareTimeFormats().relative.format(Math.round(seconds / size), unit);
+    if (Math.abs(seconds) < size) continue;
+    const count = Math.round(seconds / size);
+    if (unit === 'day' && Math.abs(count) === 1) return count < 0 ? 'yesterday' : 'tomorrow';
+    const amount = `${Math.abs(count)} ${unit}${Math.abs(count) === 1 ? '' : 's'}`;
+    return count < 0 ? `${amount} ago` : `in ${amount}`;
   }
-  return '';
+  return 'now';
 }
 
-/** In the user's own time zone. */
-export const absoluteTime = (date: Date): string => prepareTimeFormats().absolute.format(date);
+const two = (n: number): string => String(n).padStart(2, '0');
 
-export const userTimeZone = (): string => prepareTimeFormats().zone;
+/** `2026-11-26 19:40:05`, in the user's own time zone. */
+export function absoluteTime(date: Date): string {
+  return `${date.getFullYear()}-${two(date.getMonth() + 1)}-${two(date.getDate())} ${two(date.getHours())}:${two(date.getMinutes())}:${two(date.getSeconds())}`;
+}
+
+/** The user's offset from UTC now, `UTC+01:00`: what the page shows until the zone's name is known. */
+export function utcOffset(date = new Date()): string {
+  const minutes = -date.getTimezoneOffset();
+  const sign = minutes < 0 ? '-' : '+';
+  return `UTC${sign}${two(Math.floor(Math.abs(minutes) / 60))}:${two(Math.abs(minutes) % 60)}`;
+}
+
+/** The user's IANA time zone (`Europe/Berlin`); costs the Intl start-up, so call it when idle. */
+export const timeZoneName = (): string => Intl.DateTimeFormat().resolvedOptions().timeZone;
 
 /** A contract timestamp ('' when unset) as a Date. */
 export function parseTime(value: string | undefined): Date | undefined {

@@ -3,12 +3,12 @@ import { Link, useNavigate } from 'react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api, unwrap, type Schemas } from '../api/client';
 import { DAG_FIRST_SCREEN, DAG_PAGE_SIZE, loadDagPage, loadRecentRuns } from '../api/loaders';
-import { ErrorNote, Loading, Page, StatusDot, Time, useAction } from '../components/common';
+import { ErrorNote, Loading, Page, StatusDot, Time, TimeZone, useAction } from '../components/common';
 import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { runStatusWord } from '../lib/status';
-import { userTimeZone } from '../lib/time';
+import { absoluteTime } from '../lib/time';
 import { useResource } from '../lib/use-resource';
 
 type DagItem = Schemas['DagListItem'];
@@ -96,7 +96,7 @@ function arrivedRunsByDag(): Map<string, RunSummary[]> | undefined {
 }
 
 function scheduleText(dag: DagItem['dag']): string {
-  return dag.schedule.map((s) => ('expression' in s ? s.expression : `at ${new Date(s.at).toLocaleString()}`)).join(', ');
+  return dag.schedule.map((s) => ('expression' in s ? s.expression : `at ${absoluteTime(new Date(s.at))}`)).join(', ');
 }
 
 /** A new DAG: its file name, then the editor (the API writes a one-step starter spec). */
@@ -177,7 +177,7 @@ export default function DagList() {
       actions={
         <>
           <NewDag />
-          <span className="muted small">times in {userTimeZone()}</span>
+          <span className="muted small">times in <TimeZone /></span>
         </>
       }
     >

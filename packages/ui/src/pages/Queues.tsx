@@ -4,7 +4,7 @@ import { api, unwrap, type Schemas } from '../api/client';
 import { ErrorNote, Loading, Page, Time, useAction } from '../components/common';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
-import { parseTime, relativeTime } from '../lib/time';
+import { absoluteTime, parseTime, relativeTime } from '../lib/time';
 import { useInterval, useResource } from '../lib/use-resource';
 
 const HEALTH: Record<Schemas['Worker']['health_status'], [string, string]> = {
@@ -17,7 +17,7 @@ const HEALTH: Record<Schemas['Worker']['health_status'], [string, string]> = {
 function OldestWait({ queue }: { queue: string }) {
   const items = useResource(() => unwrap(api.GET('/queues/{name}/items', { params: { path: { name: queue }, query: { type: 'queued', perPage: 1000 } } })), [queue]);
   const oldest = (items.data?.items ?? []).map((i) => parseTime(i.queuedAt)).filter((d): d is Date => d !== undefined).sort((a, b) => a.getTime() - b.getTime())[0];
-  return oldest !== undefined ? <span title={oldest.toLocaleString()}>{relativeTime(oldest)}</span> : <span className="muted">—</span>;
+  return oldest !== undefined ? <span title={absoluteTime(oldest)}>{relativeTime(oldest)}</span> : <span className="muted">—</span>;
 }
 
 function SchedulerPause() {

@@ -1,5 +1,5 @@
-import { useEffect, useState, useSyncExternalStore, type ReactNode } from 'react';
-import { absoluteTime, parseTime, relativeTime, timeZoneName, utcOffset } from '../lib/time';
+import { useState, useSyncExternalStore, type ReactNode } from 'react';
+import { absoluteTime, parseTime, relativeTime } from '../lib/time';
 import { nodeStatusWord, runStatusWord, toneOf } from '../lib/status';
 
 /** One clock for every relative time on the page (a page may show hundreds), ticking twice a minute. */
@@ -33,18 +33,6 @@ export function Time({ value, empty = '—' }: { value: string | undefined; empt
       {relativeTime(date)} <span className="muted small">({absoluteTime(date)})</span>
     </time>
   );
-}
-
-/** The user's time zone: its UTC offset at once, its name once the page is idle (see lib/time). */
-export function TimeZone() {
-  const [zone, setZone] = useState(utcOffset);
-  useEffect(() => {
-    const whenIdle = window.requestIdleCallback ?? ((run: () => void) => window.setTimeout(run, 200));
-    const cancel = window.cancelIdleCallback ?? window.clearTimeout;
-    const handle = whenIdle(() => setZone(timeZoneName()));
-    return () => cancel(handle);
-  }, []);
-  return <span title={utcOffset()}>{zone}</span>;
 }
 
 export function RunStatus({ status }: { status: number }) {

@@ -3,12 +3,12 @@ import { Link, useNavigate } from 'react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { api, unwrap, type Schemas } from '../api/client';
 import { DAG_FIRST_SCREEN, DAG_PAGE_SIZE, loadDagPage, loadRecentRuns } from '../api/loaders';
-import { ErrorNote, Loading, Page, StatusDot, Time, TimeZone, useAction } from '../components/common';
+import { ErrorNote, Loading, Page, StatusDot, Time, useAction } from '../components/common';
 import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { runStatusWord } from '../lib/status';
-import { absoluteTime } from '../lib/time';
+import { absoluteTime, utcOffset } from '../lib/time';
 import { useResource } from '../lib/use-resource';
 
 type DagItem = Schemas['DagListItem'];
@@ -177,7 +177,7 @@ export default function DagList() {
       actions={
         <>
           <NewDag />
-          <span className="muted small">times in <TimeZone /></span>
+          <span className="muted small">local times, {utcOffset()} now</span>
         </>
       }
     >

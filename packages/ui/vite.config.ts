@@ -1,7 +1,7 @@
 import { defineConfig, type Plugin, type Rollup } from 'vite';
 
 /**
- * The entry imports the app shell (src/App.tsx: React, the router, the frame) dynamically, so
+ * The entry imports the app shell (src/App.tsx: Preact, the router, the frame) dynamically, so
  * a visit's first requests go out before the shell is evaluated. This writes the shell's
  * chunks into the page as preload links, so they download together with the entry rather than
  * after it has run. Plain preloads, not modulepreload: the browser compiles a modulepreload on

@@ -2,9 +2,9 @@ import { basePath } from './api/client';
 import { PAGE_CHUNKS, startFirstRequests } from './page-routes';
 import './styles.css';
 
-// The entry holds no React: the first page's requests (with the session check) go out as soon
-// as this small module runs, and travel while the page's chunk and the shell (React, the
-// router, the app frame; the page preloads its files) load and are evaluated.
+// The entry holds no UI framework: the first page's requests (with the session check) go out
+// as soon as this small module runs, and travel while the page's chunk and the shell (Preact,
+// the router, the app frame; the page preloads its files) load and are evaluated.
 const page = startFirstRequests(window.location.pathname.slice(basePath.length) || '/');
 // The API client calls fetch() only after a few microtasks; starting a chunk's import inserts
 // its preload links at once, which takes the main thread for milliseconds to tens of them.

@@ -25,18 +25,33 @@ describe('relativeTime', () => {
   });
 });
 
+/** Runs `body` with the process in time zone `zone` (Node applies a change of TZ at once). */
+function inZone(zone: string, body: () => void): void {
+  const before = process.env.TZ;
+  process.env.TZ = zone;
+  try {
+    body();
+  } finally {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  }
+}
+
 describe('absoluteTime and utcOffset', () => {
   test('the local wall-clock time, zero-padded and sortable', () => {
     const date = new Date(2026, 0, 5, 7, 8, 9);
     assert.equal(absoluteTime(date), '2026-01-05 07:08:09');
+    inZone('Asia/Kolkata', () => assert.equal(absoluteTime(new Date(Date.UTC(2026, 10, 26, 19, 40, 5))), '2026-11-27 01:10:05'));
   });
 
-  test('the offset from UTC is the local zone’s at that date', () => {
-    const date = new Date(2026, 6, 1);
-    const minutes = -date.getTimezoneOffset();
-    const expected = `UTC${minutes < 0 ? '-' : '+'}${String(Math.floor(Math.abs(minutes) / 60)).padStart(2, '0')}:${String(Math.abs(minutes) % 60).padStart(2, '0')}`;
-    assert.equal(utcOffset(date), expected);
-    assert.match(utcOffset(date), /^UTC[+-]\d{2}:\d{2}$/);
+  test('the offset from UTC is the local zone’s at that date, half hours and summer time included', () => {
+    inZone('UTC', () => assert.equal(utcOffset(new Date(Date.UTC(2026, 6, 1))), 'UTC+00:00'));
+    inZone('Asia/Kolkata', () => assert.equal(utcOffset(new Date(Date.UTC(2026, 6, 1))), 'UTC+05:30'));
+    inZone('America/St_Johns', () => {
+      assert.equal(utcOffset(new Date(Date.UTC(2026, 0, 15))), 'UTC-03:30');
+      assert.equal(utcOffset(new Date(Date.UTC(2026, 6, 15))), 'UTC-02:30');
+    });
+    inZone('Europe/Berlin', () => assert.equal(utcOffset(new Date(Date.UTC(2026, 6, 15))), 'UTC+02:00'));
   });
 });
 

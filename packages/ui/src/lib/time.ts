@@ -18,14 +18,12 @@ const UNITS: Array<[string, number]> = [
 export function relativeTime(date: Date, now = Date.now()): string {
   const seconds = Math.round((date.getTime() - now) / 1000);
   if (Math.abs(seconds) < 1) return 'now';
-  for (const [unit, size] of UNITS) {
-    if (Math.abs(seconds) < size) continue;
-    const count = Math.round(seconds / size);
-    if (unit === 'day' && Math.abs(count) === 1) return count < 0 ? 'yesterday' : 'tomorrow';
-    const amount = `${Math.abs(count)} ${unit}${Math.abs(count) === 1 ? '' : 's'}`;
-    return count < 0 ? `${amount} ago` : `in ${amount}`;
-  }
-  return 'now';
+  // A second or more: some unit always fits, the last one at least.
+  const [unit, size] = UNITS.find(([, s]) => Math.abs(seconds) >= s) ?? ['second', 1];
+  const count = Math.round(seconds / size);
+  if (unit === 'day' && Math.abs(count) === 1) return count < 0 ? 'yesterday' : 'tomorrow';
+  const amount = `${Math.abs(count)} ${unit}${Math.abs(count) === 1 ? '' : 's'}`;
+  return count < 0 ? `${amount} ago` : `in ${amount}`;
 }
 
 const two = (n: number): string => String(n).padStart(2, '0');

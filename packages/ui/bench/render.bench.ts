@@ -76,6 +76,16 @@ async function finishedRun(apiUrl: string): Promise<string> {
   }
 }
 
+/** One page the bench visits: what it is called, where it is, and when it counts as rendered. */
+interface Figure {
+  name: string;
+  url: string;
+  /** An expression that holds in the page once the figure's content is rendered. */
+  ready: string;
+  /** Whether the figure has the 500 ms target (the floor is printed for comparison only). */
+  target: boolean;
+}
+
 interface Visit {
   /** When `ready` first held, with the page laid out, by the page's own clock. */
   rendered: number;
@@ -113,29 +123,38 @@ try {
     builds.map(async ({ label, server }) => {
       const origin = new URL(server.apiUrl).origin;
       const runId = await finishedRun(server.apiUrl);
-      const figures: Array<[string, string, string]> = [
+      const figures: Figure[] = [
         // The floor on this machine: a cold context showing a small JSON document, no app at all.
-        ['health document (no UI: the floor)', `${server.apiUrl}/health`, 'document.body !== null && document.body.textContent !== ""'],
-        [`DAG list, ${DAGS} DAGs`, `${origin}/`, "document.querySelectorAll('.dag-row').length > 0"],
-        [`run page, ${STEPS}-step graph`, `${origin}/runs/wide/${runId}`, `document.querySelectorAll('g.node[data-status="succeeded"]').length === ${STEPS}`],
+        { name: 'health document (no UI: the floor)', url: `${server.apiUrl}/health`, ready: 'document.body !== null && document.body.textContent !== ""', target: false },
+        { name: `DAG list, ${DAGS} DAGs`, url: `${origin}/`, ready: "document.querySelectorAll('.dag-row').length > 0", target: true },
+        { name: `run page, ${STEPS}-step graph`, url: `${origin}/runs/wide/${runId}`, ready: `document.querySelectorAll('g.node[data-status="succeeded"]').length === ${STEPS}`, target: true },
       ];
       return { label, figures };
     }),
   );
-  for (let f = 0; f < (pages[0]?.figures.length ?? 0); f++) {
+  const figureCount = pages[0]?.figures.length ?? 0;
+  for (let f = 0; f < figureCount; f++) {
+    const visit = (figures: Figure[]) => {
+      const figure = figures[f];
+      if (figure === undefined) throw new Error(`every build measures the same ${figureCount} figures`);
+      return firstRender(browser, figure.url, figure.ready);
+    };
     const visits = pages.map(() => [] as Visit[]);
     // Warm the servers' caches, not the browser's.
-    for (const { figures } of pages) await firstRender(browser, figures[f]?.[1] ?? '', figures[f]?.[2] ?? '');
+    for (const { figures } of pages) await visit(figures);
     for (let i = 0; i < VISITS; i++) {
-      for (const [b, { figures }] of pages.entries()) visits[b]?.push(await firstRender(browser, figures[f]?.[1] ?? '', figures[f]?.[2] ?? ''));
+      for (const [b, { figures }] of pages.entries()) visits[b]?.push(await visit(figures));
     }
     for (const [b, { label, figures }] of pages.entries()) {
+      const figure = figures[f];
+      if (figure === undefined) continue;
       const ms = (visits[b] ?? []).map((v) => v.rendered);
       const observed = median((visits[b] ?? []).map((v) => v.observed));
       const who = pages.length > 1 ? ` [${label}]` : '';
-      const name = figures[f]?.[0] ?? '';
-      console.log(`ui: first render of the ${name}${who}: median ${median(ms).toFixed(0)} ms over ${VISITS} cold visits (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)}; the harness heard of it at ${observed.toFixed(0)} ms; target < ${TARGET_MS} ms)`);
-      if (b === 0 && f > 0) console.log(`TARGET ui first render of the ${name}: ${median(ms).toFixed(0)} ms (target < ${TARGET_MS} ms) ${median(ms) < TARGET_MS ? 'PASS' : 'MISS'}`);
+      const goal = figure.target ? `; target < ${TARGET_MS} ms` : '';
+      console.log(`ui: first render of the ${figure.name}${who}: median ${median(ms).toFixed(0)} ms over ${VISITS} cold visits (min ${Math.min(...ms).toFixed(0)}, max ${Math.max(...ms).toFixed(0)}; the harness heard of it at ${observed.toFixed(0)} ms${goal})`);
+      // The baseline's figures are for comparison; only this build's meet the target or not.
+      if (b === 0 && figure.target) console.log(`TARGET ui first render of the ${figure.name}: ${median(ms).toFixed(0)} ms (target < ${TARGET_MS} ms) ${median(ms) < TARGET_MS ? 'PASS' : 'MISS'}`);
     }
   }
 } finally {

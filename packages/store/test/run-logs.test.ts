@@ -89,6 +89,20 @@ describe('run logs in the database', () => {
     }
   });
 
+  test('a log is bytes: every byte value reads back as written, by tail and by range, across pieces', async () => {
+    const run = await newRun('bytes');
+    const ref = { runId: run.id, attemptId: 'a1', stream: 'step.err' };
+    // Every byte value over and over (NULs, lone UTF-8 continuation bytes, 0xff), 200 KiB of it.
+    const data = Buffer.from(Array.from({ length: 200 * 1024 }, (_, i) => (i * 7) % 256));
+    await appendLogChunks(db, run.id, 'a1', [{ stream: 'step.err', offset: 0, data }]);
+    const tail = await logTail(db, ref, 70_000);
+    assert.ok(tail !== undefined);
+    assert.ok(tail.bytes.equals(data.subarray(data.length - 70_000)), 'tail');
+    for (const [from, to] of [[0, 1], [MAX_LOG_PIECE - 3, MAX_LOG_PIECE + 3], [1_000, 150_000], [data.length - 10, data.length]] as const) {
+      assert.ok((await logBytes(db, ref, from, to)).equals(data.subarray(from, to)), `bytes ${from}-${to}`);
+    }
+  });
+
   test('two sessions storing the same resend at once keep one copy', async () => {
     // On PostgreSQL a second pool (another coordinator); PGlite has one session, which serialises them.
     const other = second !== undefined ? await second() : db;

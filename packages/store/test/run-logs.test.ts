@@ -114,6 +114,23 @@ describe('run logs in the database', () => {
     assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'run.log' }), data.toString());
   });
 
+  test('two coordinators storing the same resend by the one-statement path: one stores it, the other stores nothing and is told so', async () => {
+    const other = second !== undefined ? await second() : db;
+    const run = await newRun('own-race');
+    const chunk = { stream: 'step.out', offset: 0, data: Buffer.from('x\ny\n'.repeat(10_000)) };
+    let racing: ReturnType<typeof appendOwnLogChunks> | undefined;
+    await other.transaction(async (tx) => {
+      assert.equal((await appendOwnLogChunks(tx, run.id, 'a1', [chunk], new Map())).logsStored, true);
+      // Both found the stream empty; on PostgreSQL this one waits for the first to commit, then
+      // fails on the chunk's key (PGlite's one session runs it after the commit: the stream no longer ends at 0).
+      racing = appendOwnLogChunks(db, run.id, 'a1', [chunk], new Map());
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    });
+    assert.deepEqual(await racing, { logsStored: false, moved: false });
+    assert.equal((await appendLogChunks(db, run.id, 'a1', [chunk])).stored, 0);
+    assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'step.out' }), chunk.data.toString());
+  });
+
   test("a single writer's chunks go in one statement, which stores nothing when a stream does not end where the writer thinks", async () => {
     const run = await newRun('own');
     const ref = { runId: run.id, attemptId: 'a1', stream: 'run.log' };

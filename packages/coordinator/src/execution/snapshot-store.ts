@@ -1,6 +1,6 @@
 import { RunStatus, isTerminalRunStatus } from '@trellis/core';
 import type { RunSnapshot } from '@trellis/engine';
-import { writeSnapshot, type Db, type NodeRow, type SnapshotWrite } from '@trellis/store';
+import type { NodeRow, SnapshotWrite } from '@trellis/store';
 
 /**
  * One engine snapshot (run status and nodes) of the current attempt as a write. The status move
@@ -21,9 +21,4 @@ export function snapshotWrite(runId: number, snapshot: RunSnapshot, reportSeq?: 
       ...Object.entries(snapshot.handlers).map(([kind, data], position): NodeRow => ({ kind: 'handler', position, stepName: kind, data })),
     ],
   };
-}
-
-/** Writes one engine snapshot (see snapshotWrite); true when the run moved. */
-export async function persistSnapshot(db: Db, runId: number, snapshot: RunSnapshot, reportSeq?: number): Promise<boolean> {
-  return writeSnapshot(db, snapshotWrite(runId, snapshot, reportSeq));
 }

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '../auth/unique.js';
 import type { Queryable } from '../db/types.js';
 import { paramsInto, snapshotCtes, type SnapshotWrite } from '../runs/update-run.js';
 import { newPieces, ROWS_PER_INSERT, type NewLogChunk, type Piece, type StreamState } from './append-log-chunks.js';
@@ -17,8 +18,23 @@ function chunkValues(pieces: Piece[], runId: string, attemptId: string, param: (
 }
 
 /**
+ * Runs the one statement. Two writers that both found a stream ending where they thought (two
+ * coordinators handed the same resend of a worker's report) store their first pieces at the same
+ * offset: the second fails on the chunk's key, having stored nothing, and is told so (undefined).
+ */
+async function ownAppend(q: Queryable, sql: string, params: unknown[]): Promise<Array<{ ok: boolean; moved: boolean }> | undefined> {
+  try {
+    return await q.query<{ ok: boolean; moved: boolean }>(sql, params);
+  } catch (error) {
+    if (isUniqueViolation(error) && (error as { constraint?: unknown }).constraint === 'run_log_chunks_pkey') return undefined;
+    throw error;
+  }
+}
+
+/**
  * Stores chunks of streams only the caller writes (a local run's engine: its attempt id fences
- * every other writer out) in one statement, without the locking read of appendLogChunks: the
+ * every other writer out; a worker's reports, handled by the coordinator its attempt reports to)
+ * in one statement, without the locking read of appendLogChunks: the
  * caller knows where its streams end. The statement checks that they do end there and stores
  * nothing otherwise; it also stores nothing for chunks that do not follow on directly. Either way
  * `logsStored` is false, and the caller uses appendLogChunks (and forgets what it knew). On
@@ -56,7 +72,8 @@ export async function appendOwnLogChunks(q: Queryable, runId: number, attemptId:
   ];
   const channel = param(RUN_LOG_CHANNEL);
   const values = chunkValues(pieces, run, attempt, param);
-  const rows = await q.query<{ ok: boolean; moved: boolean }>(
+  const rows = await ownAppend(
+    q,
     `WITH ok AS (
        SELECT NOT EXISTS (
          SELECT 1 FROM unnest(${names}::text[], ${sizesBefore}::bigint[]) AS e(stream, size)
@@ -73,7 +90,7 @@ export async function appendOwnLogChunks(q: Queryable, runId: number, attemptId:
      SELECT ok, CASE WHEN ok THEN pg_notify(${channel}, ${run}::text) END AS notified, ${moved} AS moved FROM ok`,
     params,
   );
-  if (rows[0]?.ok !== true) return { logsStored: false, moved: false };
+  if (rows?.[0]?.ok !== true) return { logsStored: false, moved: false };
   for (const [stream, state] of states) known.set(stream, { size: state.size, newlines: state.newlines, endsWithNewline: state.endsWithNewline });
   return { logsStored: true, moved: rows[0].moved };
 }

@@ -40,9 +40,14 @@ export interface Proc {
   exited: Promise<number | null>;
 }
 
+// Benches profile the processes they start: `TRELLIS_CPU_PROF_DIR=<dir>` writes a V8 CPU profile of
+// each `trellis server` there (Node refuses --cpu-prof in NODE_OPTIONS).
+const CPU_PROF_DIR = process.env.TRELLIS_CPU_PROF_DIR;
+
 /** `trellis <args>` from the built CLI, its output kept; `env` replaces the inherited environment. */
 export function startProcess(args: string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Proc {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const profile = CPU_PROF_DIR !== undefined && args[0] === 'server' ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

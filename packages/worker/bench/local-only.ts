@@ -1,6 +1,6 @@
 // The coordinator's own executor alone (issue 23 target 1 without Dagu), for profiling it:
 //   node --conditions=source --import tsx packages/worker/bench/local-only.ts [postgres|pglite]
-// NODE_OPTIONS=--cpu-prof passes on to the coordinator process it starts.
+// TRELLIS_CPU_PROF_DIR=<dir> writes a CPU profile of the coordinator process there (test-e2e/support/cluster.ts).
 import { IN_FLIGHT, closeLocalAgent, measureLocalExecutor, type Backend } from './local.js';
 
 const backend: Backend = process.argv[2] === 'pglite' ? 'pglite' : 'postgres';

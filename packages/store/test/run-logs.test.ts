@@ -38,6 +38,22 @@ async function pieces(ref: LogStreamRef): Promise<Array<{ offset: number; data: 
   });
 }
 
+/**
+ * Whether some session of this database comes to wait for a lock (another session's uncommitted
+ * write) before `stop` holds; polled.
+ */
+async function lockWaitSeen(stop: () => boolean = () => false): Promise<boolean> {
+  const deadline = Date.now() + 10_000;
+  const waiting = async (): Promise<boolean> =>
+    (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"))[0]?.n !== 0;
+  while (!stop()) {
+    if (await waiting()) return true;
+    if (Date.now() > deadline) throw new Error('no session waited for a lock within 10 s');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return false;
+}
+
 async function storedText(ref: LogStreamRef): Promise<string> {
   return Buffer.concat((await pieces(ref)).map((p) => p.data)).toString('utf8');
 }
@@ -124,11 +140,30 @@ describe('run logs in the database', () => {
       // Both found the stream empty; on PostgreSQL this one waits for the first to commit, then
       // fails on the chunk's key (PGlite's one session runs it after the commit: the stream no longer ends at 0).
       racing = appendOwnLogChunks(db, run.id, 'a1', [chunk], new Map());
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (second !== undefined) assert.ok(await lockWaitSeen());
     });
     assert.deepEqual(await racing, { logsStored: false, moved: false });
     assert.equal((await appendLogChunks(db, run.id, 'a1', [chunk])).stored, 0);
     assert.equal(await storedText({ runId: run.id, attemptId: 'a1', stream: 'step.out' }), chunk.data.toString());
+  });
+
+  test('a stream given only an empty chunk by the one-statement path is left as another writer stores it meanwhile', async () => {
+    const other = second !== undefined ? await second() : db;
+    const run = await newRun('own-empty');
+    const err = { stream: 'step.err', offset: 0, data: Buffer.from('oops\n') };
+    const out = { stream: 'step.out', offset: 0, data: Buffer.from('fine\n') };
+    let own: ReturnType<typeof appendOwnLogChunks> | undefined;
+    await other.transaction(async (tx) => {
+      assert.equal((await appendOwnLogChunks(tx, run.id, 'a1', [err], new Map())).logsStored, true);
+      // This writer saw step.err empty too and has nothing new for it: on PostgreSQL it must
+      // neither wait for nor overwrite the other's uncommitted size (PGlite runs it after the commit).
+      let done = false;
+      own = appendOwnLogChunks(db, run.id, 'a1', [out, { ...err, data: Buffer.alloc(0) }], new Map()).finally(() => (done = true));
+      if (second !== undefined) assert.equal(await lockWaitSeen(() => done), false);
+    });
+    assert.equal((await own)?.logsStored, true);
+    assert.deepEqual((await logTail(db, { runId: run.id, attemptId: 'a1', stream: 'step.err' }, 100))?.bytes, err.data);
+    assert.deepEqual((await logTail(db, { runId: run.id, attemptId: 'a1', stream: 'step.out' }, 100))?.bytes, out.data);
   });
 
   test("a single writer's chunks go in one statement, which stores nothing when a stream does not end where the writer thinks", async () => {

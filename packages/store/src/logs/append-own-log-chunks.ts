@@ -18,9 +18,10 @@ function chunkValues(pieces: Piece[], runId: string, attemptId: string, param: (
 }
 
 /**
- * Runs the one statement. Two writers that both found a stream ending where they thought (two
- * coordinators handed the same resend of a worker's report) store their first pieces at the same
- * offset: the second fails on the chunk's key, having stored nothing, and is told so (undefined).
+ * Two writers that both found a stream ending where they thought (two coordinators handed the
+ * same resend of a worker's report) store their first pieces at the same offset: the second
+ * fails on the chunk's key, having stored nothing, and is answered undefined (not stored) rather
+ * than with the error, as a stream that did not end there is.
  */
 async function ownAppend(q: Queryable, sql: string, params: unknown[]): Promise<Array<{ ok: boolean; moved: boolean }> | undefined> {
   try {
@@ -32,14 +33,18 @@ async function ownAppend(q: Queryable, sql: string, params: unknown[]): Promise<
 }
 
 /**
- * Stores chunks of streams only the caller writes (a local run's engine: its attempt id fences
- * every other writer out; a worker's reports, handled by the coordinator its attempt reports to)
- * in one statement, without the locking read of appendLogChunks: the
- * caller knows where its streams end. The statement checks that they do end there and stores
- * nothing otherwise; it also stores nothing for chunks that do not follow on directly. Either way
- * `logsStored` is false, and the caller uses appendLogChunks (and forgets what it knew). On
- * success, `known` holds the new ends. One round trip instead of five: a local run's logs cost
- * its throughput little.
+ * Stores chunks of streams whose ends the caller knows, in one statement, without the locking
+ * read of appendLogChunks: a local run's engine (its attempt id fences every other writer out)
+ * and the coordinator a worker reports an attempt to (what it stored of that attempt so far).
+ * The statement checks that the streams do end there and stores nothing otherwise; it also
+ * stores nothing for chunks that do not follow on directly, for more pieces than one insert
+ * takes, or when another writer stored the same offsets first. Either way `logsStored` is false,
+ * and the caller uses appendLogChunks, whose answer says where the streams end. On success,
+ * `known` holds the new ends. One round trip instead of five.
+ *
+ * Only streams the chunks add to are checked and written: a stream given only an empty chunk
+ * could otherwise have its size set back over what another writer stored meanwhile. They are
+ * locked in name order, as appendLogChunks locks them, so the two paths cannot deadlock.
  *
  * `snapshot`, when given, is written by the same statement after the chunks, and only if they
  * were stored (a status never goes ahead of its log): a short run's logs and status then cost
@@ -65,7 +70,7 @@ export async function appendOwnLogChunks(q: Queryable, runId: number, attemptId:
     return { logsStored: true, moved: rows[0]?.moved === true };
   }
   const [run, attempt] = [param(runId), param(attemptId)];
-  const streams = [...states.keys()];
+  const streams = [...states].filter(([, state]) => state.changed).map(([stream]) => stream);
   const [names, sizesBefore, sizes, newlines, ends] = [
     param(streams), param(streams.map((s) => known.get(s)?.size ?? 0)), param(streams.map((s) => states.get(s)?.size ?? 0)),
     param(streams.map((s) => states.get(s)?.newlines ?? 0)), param(streams.map((s) => states.get(s)?.endsWithNewline ?? false)),
@@ -82,7 +87,7 @@ export async function appendOwnLogChunks(q: Queryable, runId: number, attemptId:
      streams AS (
        INSERT INTO run_log_streams (run_id, attempt_id, stream, size, newlines, ends_with_newline)
        SELECT ${run}, ${attempt}, u.stream, u.size, u.newlines, u.ends FROM unnest(${names}::text[], ${sizes}::bigint[], ${newlines}::bigint[], ${ends}::boolean[]) AS u(stream, size, newlines, ends)
-       WHERE (SELECT ok FROM ok)
+       WHERE (SELECT ok FROM ok) ORDER BY u.stream
        ON CONFLICT (run_id, attempt_id, stream) DO UPDATE SET size = EXCLUDED.size, newlines = EXCLUDED.newlines, ends_with_newline = EXCLUDED.ends_with_newline),
      pieces AS (
        INSERT INTO run_log_chunks (run_id, attempt_id, stream, byte_offset, lines_before, newlines, data)

@@ -57,7 +57,7 @@ export interface SnapshotWrite {
  * The CTEs `moved` (the status compare-and-swap) and `nodes` (the nodes upserted by position,
  * only if the run moved) of one snapshot write; `param` adds a value and answers its
  * placeholder, and `when` (SQL) further conditions the move. Shared by writeSnapshot and by the
- * statement that stores a local run's logs with its snapshot.
+ * statement that stores a run's logs with its snapshot (appendOwnLogChunks).
  */
 export function snapshotCtes(write: SnapshotWrite, param: (value: unknown) => string, when = 'true'): string {
   const [runId, attemptId, expected, next, finishedAt, error, reportSeq] = [

@@ -2,7 +2,7 @@ import { sleep, type LogChunk, type RunOutputs, type RunReporter, type RunSnapsh
 import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, writeSnapshot, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
 import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
-import { snapshotWrite } from './snapshot-store.js';
+import { snapshotWrite } from './snapshot-write.js';
 import { attemptLogDir } from '../logs/log-streams.js';
 import type { LogFollowers } from '../logs/log-followers.js';
 

@@ -1,7 +1,7 @@
 import { isTerminalRunStatus, type ReportEvent, type TaskRef } from '@trellis/core';
 import type { RunOutputs, RunSnapshot } from '@trellis/engine';
-import { advanceReportSeq, appendLogChunks, appendOwnLogChunks, getRun, saveAttemptOutputs, writeSnapshot, type Db, type NewLogChunk, type OwnLogStreams, type RefusedLogChunk, type RunRecord } from '@trellis/store';
-import { snapshotWrite } from './snapshot-store.js';
+import { advanceReportSeq, appendLogChunks, appendOwnLogChunks, getRun, saveAttemptOutputs, writeSnapshot, type Db, type LogStreamInfo, type NewLogChunk, type OwnLogStreams, type RefusedLogChunk, type RunRecord } from '@trellis/store';
+import { snapshotWrite } from './snapshot-write.js';
 import { KeyedTurns } from '../concurrency/keyed-turns.js';
 import type { RunObserver } from './run-observer.js';
 import type { LogFollowers } from '../logs/log-followers.js';
@@ -74,7 +74,7 @@ export class ReportApplier {
   /** A worker acknowledged this attempt here: its reports will most likely come here too. */
   remember(workerId: string, run: RunRecord): void {
     if (this.known.size >= MAX_KNOWN_ATTEMPTS) this.known.delete(this.known.keys().next().value as string);
-    this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq, ended: false, streams: new Map() });
+    this.known.set(attemptKey(run), { run, workerId, appliedSeq: run.reportSeq, ended: false, streams: this.streamsOf(attemptKey(run)) });
   }
 
   /** A heartbeat of this worker was answered, telling it to cancel `cancelled`: those are stale from now on. */
@@ -97,8 +97,9 @@ export class ReportApplier {
    * newest status snapshot of the batch, since each snapshot is complete and supersedes the
    * older ones, with the sequence advanced in the same statement. Usually (no outputs, and the
    * streams end where this coordinator stored them) chunks and snapshot go in one statement that
-   * writes the snapshot only once the chunks are stored: one round trip instead of six, where a
-   * 1-step run sends two such batches.
+   * writes the snapshot only once the chunks are stored: one round trip instead of six for a
+   * batch with a status (a 1-step run sends two); a batch without one advances the sequence in a
+   * second.
    */
   private async applyNow(workerId: string, ref: TaskRef, events: ReportEvent[]): Promise<ReportOutcome> {
     const key = attemptKey(ref);
@@ -118,10 +119,11 @@ export class ReportApplier {
     // The fence is the attempt the report was sent for, whatever the body claims.
     const write = snapshot !== undefined ? snapshotWrite(run.id, { ...placeSnapshot(runDir, snapshot), attemptId: run.attemptId }, last.seq) : undefined;
     const hasOutputs = fresh.some((e) => e.body === 'outputsJson' && e.outputsJson !== undefined);
-    const own = hasOutputs ? { logsStored: false, moved: false } : await appendOwnLogChunks(this.db, run.id, run.attemptId, chunks, known.streams, write);
-    let moved = own.moved;
-    if (own.logsStored) {
+    let moved: boolean;
+    const own = hasOutputs ? undefined : await appendOwnLogChunks(this.db, run.id, run.attemptId, chunks, known.streams, write);
+    if (own?.logsStored === true) {
       if (chunks.length > 0) this.followers.appended(run.id);
+      moved = own.moved;
     } else {
       await this.storeLogs(run, chunks, known.streams);
       if (!(await this.saveOutputs(run, fresh))) return this.refuse(key);
@@ -138,9 +140,10 @@ export class ReportApplier {
   }
 
   /**
-   * Stores the batch's log chunks before the sequence moves, by the locking path: the one
-   * statement of appendOwnLogChunks found a stream not ending where this coordinator thought (a
-   * resend, or reports another coordinator stored), or the batch carries outputs. A coordinator
+   * Stores the batch's log chunks before the sequence moves, by the locking path: the batch
+   * carries outputs, or appendOwnLogChunks stored nothing (a stream did not end where this
+   * coordinator thought: a resend, reports another coordinator stored, chunks that do not follow
+   * on; or another coordinator stored the same offsets first). A coordinator
    * that dies after this but before its answer leaves the worker to resend them, to whichever
    * coordinator it reaches next, which keeps the bytes already stored once (chunks are keyed by
    * byte offset).
@@ -181,11 +184,20 @@ export class ReportApplier {
     return { appliedSeq: 0, stale: true, finished: false };
   }
 
+  /**
+   * Where this coordinator stored the attempt's streams up to, kept when the attempt is read
+   * again (each batch, for a worker whose heartbeats another coordinator answers): only a hint,
+   * since the statement that stores chunks checks it.
+   */
+  private streamsOf(key: string): OwnLogStreams {
+    return this.known.get(key)?.streams ?? new Map<string, LogStreamInfo>();
+  }
+
   /** The attempt as the database has it; undefined when it is not this worker's current one. */
   private async readAttempt(workerId: string, ref: TaskRef): Promise<KnownAttempt | undefined> {
     const run = await getRun(this.db, ref.dagName, ref.dagRunId);
     if (run === undefined || run.attemptId !== ref.attemptId || run.workerId !== workerId) return undefined;
-    const attempt = { run, workerId, appliedSeq: run.reportSeq, ended: isTerminalRunStatus(run.status), streams: new Map() };
+    const attempt = { run, workerId, appliedSeq: run.reportSeq, ended: isTerminalRunStatus(run.status), streams: this.streamsOf(attemptKey(ref)) };
     this.known.set(attemptKey(ref), attempt);
     return attempt;
   }

@@ -10,7 +10,9 @@ const send = (message: ChildMessage): void => void process.send?.(message);
 // node:http rather than fetch: with fetch this process spent 1.6 ms of CPU per 80 KB DAG list
 // page, almost what the coordinator spent answering it; with node:http 0.8 ms. On a 2-core
 // machine the client's CPU is taken from the coordinator and PostgreSQL it measures.
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+// Idle sockets are dropped after 2 s, before the coordinator's 5 s keep-alive can close one under a
+// request (the list bench seeds for half a minute between two measurements).
+const agent = new Agent({ keepAlive: true, maxSockets: 64, timeout: 2_000 });
 
 /** One GET, the status and the whole body as text. */
 function getText(url: string): Promise<{ status: number; text: string }> {

@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { status as grpcStatus } from '@grpc/grpc-js';
 import type { Task } from '@trellis/core';
+import { appendLogChunks } from '@trellis/store';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 import { rawWorkerClient } from './support/worker-client.js';
 import { snapshotJson } from './support/report-snapshot.js';
@@ -153,6 +154,29 @@ describe('worker protocol', () => {
     const late = await worker.call<{ appliedSeq: number; stale: boolean }>('Report', { workerId: 'w1', ref: task.ref, events: [{ seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('oops\n') } }] });
     assert.deepEqual([late.appliedSeq, late.stale], [3, false]);
     assert.equal(await stepLog('r-batch'), 'done');
+  });
+
+  test('bytes another coordinator stored meanwhile: the next batch falls back to the locking path and keeps each byte once', async () => {
+    const task = await startedTask('elsewhere');
+    const first = [
+      { seq: 1, statusJson: snapshot(task, 1, 1, 'greet.out') },
+      { seq: 2, log: { stream: 'greet.out', offset: 0, data: Buffer.from('one\n') } },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events: first })).appliedSeq, 2);
+    // Another coordinator stores the worker's next batch, whose answer is lost; this one has not seen it.
+    const [stored] = await t.db.query<{ runId: number; stream: string }>(
+      "SELECT s.run_id::int AS \"runId\", s.stream FROM run_log_streams s JOIN runs r ON r.id = s.run_id WHERE r.dag_run_id = 'elsewhere' AND s.stream LIKE '%greet.out'",
+    );
+    assert.ok(stored !== undefined);
+    assert.equal((await appendLogChunks(t.db, stored.runId, task.ref.attemptId, [{ stream: stored.stream, offset: 4, data: Buffer.from('two\n') }])).stored, 4);
+    const resent = [
+      { seq: 3, log: { stream: 'greet.out', offset: 4, data: Buffer.from('two\n') } },
+      { seq: 4, log: { stream: 'greet.out', offset: 8, data: Buffer.from('three\n') } },
+      { seq: 5, statusJson: snapshot(task, 4, 4, 'greet.out') },
+    ];
+    assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events: resent })).appliedSeq, 5);
+    assert.equal((await details('elsewhere')).status, 4);
+    assert.equal(await stepLog('elsewhere'), 'one\ntwo\nthree');
   });
 
   test('a hand-out nobody acknowledges goes back to the queue under a new attempt; the late ack is refused', async () => {

@@ -10,10 +10,6 @@ import { MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef } from './log-stre
  */
 const base64 = (sql: string): string => `encode(${sql}, 'base64')`;
 
-function fromBase64(text: string): Buffer {
-  return Buffer.from(text, 'base64');
-}
-
 interface StreamRow {
   size: string;
   newlines: string;
@@ -53,7 +49,7 @@ export async function logTail(q: Queryable, ref: LogStreamRef, window: number, e
   );
   const first = rows[0];
   if (first === undefined) return undefined;
-  return { info: streamInfo(first), bytes: Buffer.concat(rows.flatMap((r) => (r.data === null ? [] : [fromBase64(r.data)]))) };
+  return { info: streamInfo(first), bytes: Buffer.concat(rows.flatMap((r) => (r.data === null ? [] : [Buffer.from(r.data, 'base64')]))) };
 }
 
 /** The stream's lines in SQL: a final line without a newline counts. */
@@ -95,5 +91,5 @@ export async function logBytes(q: Queryable, ref: LogStreamRef, from: number, to
      ORDER BY byte_offset`,
     [ref.runId, ref.attemptId, ref.stream, from, to, MAX_LOG_PIECE],
   );
-  return Buffer.concat(rows.map((r) => fromBase64(r.data)));
+  return Buffer.concat(rows.map((r) => Buffer.from(r.data, 'base64')));
 }

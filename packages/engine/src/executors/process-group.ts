@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Writable } from 'node:stream';
+import { groupHasLiveMember } from './group-members.js';
 
 export interface SpawnedResult {
   exitCode: number;
@@ -101,21 +102,14 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
 const GROUP_GONE_WAIT_MS = 2000;
 
 /**
- * Resolves once no process of the group is left: the SIGKILL sent on exit is delivered
+ * Resolves once no process of the group is left running: the SIGKILL sent on exit is delivered
  * asynchronously, and a step is not over while its background processes still run. Immediate
  * when the group was empty (the usual case: one kill(0) probe).
  */
 async function groupGone(pid: number | undefined): Promise<void> {
   if (pid === undefined) return;
   const deadline = Date.now() + GROUP_GONE_WAIT_MS;
-  while (Date.now() < deadline) {
-    try {
-      process.kill(-pid, 0);
-    } catch {
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 5));
-  }
+  while (Date.now() < deadline && (await groupHasLiveMember(pid))) await new Promise((r) => setTimeout(r, 5));
 }
 
 const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGUSR1: 10, SIGUSR2: 12, SIGTERM: 15 };

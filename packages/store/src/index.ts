@@ -9,6 +9,7 @@ export { saveSecretParams, getSecretParams, secretParamsSealedWith, resealSecret
 export { recordProfileEntries } from './runs/profile-entries.js';
 export { getRun, getLatestRun, getDagRunStates, countActiveRuns, getSpecYaml, type DagRunState } from './runs/get-run.js';
 export { listRuns, listRunSummaries, listRunSummaryJson, InvalidCursorError, type RunFilter } from './runs/list-runs.js';
+export { RunSummaryCache } from './runs/summary-cache.js';
 export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
 export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
   failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRunSummaries, listRunSummaryJson, listRuns,
-  purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
-  type Db, type NewRun,
+  purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, RunSummaryCache, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
+  type Db, type NewRun, type Queryable,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
@@ -142,8 +142,8 @@ describe('runs repository', () => {
     assert.equal(summaries.runs[0]?.finishedAt !== '', true);
     assert.equal(summaries.nextCursor, full.nextCursor, 'the same cursor');
     await setSuspended(db, 'none', true);
-    const states = await getDagRunStates(db, ['paged', 'none']);
-    const pagedJson = await listRunSummaryJson(db, { name: 'paged', limit: 10 });
+    const states = await getDagRunStates(db, new RunSummaryCache(), ['paged', 'none']);
+    const pagedJson = await listRunSummaryJson(db, new RunSummaryCache(), { name: 'paged', limit: 10 });
     const listed = JSON.parse(pagedJson.json) as Array<Record<string, unknown>>;
     assert.deepEqual(
       listed.map((r) => [r.dagRunId, r.status, r.statusLabel, r.queuedAt, r.startedAt, r.finishedAt, r.triggeredBy, r.conditions]),
@@ -155,6 +155,32 @@ describe('runs repository', () => {
     assert.deepEqual(JSON.parse(states.get('paged')?.latestJson ?? 'null'), listed[0], 'the latest run, summarised alike');
     assert.deepEqual(states.get('none'), { latestJson: undefined, suspended: true });
     await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
+  });
+
+  test('run summaries are built once per row version: a changed run is built again, a deleted one is left out', async () => {
+    const cache = new RunSummaryCache(3);
+    const runs = [];
+    for (const id of ['k1', 'k2', 'k3']) runs.push(await insertRun(db, newRun({ dagName: 'kept', dagRunId: id })));
+    const first = await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 });
+    assert.deepEqual((JSON.parse(first.json) as Array<{ dagRunId: string }>).map((r) => r.dagRunId), ['k3', 'k2', 'k1']);
+    let statements = 0;
+    const counting: Queryable = { query: (text, params) => ((statements += 1), db.query(text, params)) };
+    assert.equal((await listRunSummaryJson(counting, cache, { name: 'kept', limit: 10 })).json, first.json);
+    assert.equal(statements, 1, 'a page read again unchanged is its ids and versions only');
+    const newest = runs[2];
+    assert.ok(newest !== undefined);
+    await updateRunStatus(db, { runId: newest.id, attemptId: newest.attemptId, expected: [RunStatus.Queued], next: RunStatus.Running, startedAt: new Date() });
+    const changed = JSON.parse((await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 })).json) as Array<{ dagRunId: string; status: number; startedAt?: string }>;
+    assert.deepEqual([changed[0]?.dagRunId, changed[0]?.status, typeof changed[0]?.startedAt], ['k3', RunStatus.Running, 'string'], 'the changed run, not the one held');
+    const latest = (await getDagRunStates(db, cache, ['kept'])).get('kept');
+    assert.deepEqual(JSON.parse(latest?.latestJson ?? 'null'), changed[0], 'the DAG list shares the summaries');
+    for (const id of ['k4', 'k5']) await insertRun(db, newRun({ dagName: 'kept', dagRunId: id }));
+    await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 });
+    assert.equal(cache.size, 3, 'no more than its capacity');
+    const gone = runs[0];
+    assert.ok(gone !== undefined);
+    await db.query('DELETE FROM runs WHERE id = $1', [gone.id]);
+    assert.deepEqual(await cache.summaries(db, [{ id: String(gone.id), version: '1' }]), [undefined], 'a run deleted after the list read it');
   });
 
   test('interrupted runs of a worker are failed with the given error', async () => {

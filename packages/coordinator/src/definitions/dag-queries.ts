@@ -1,5 +1,4 @@
 import { toDagDetail } from '@trellis/core';
-import { getDagRunStates, type Db } from '@trellis/store';
 import type { RunQueries } from '../runs/run-queries.js';
 import type { RunService } from '../runs/run-service.js';
 import { orderedBy, type DagIndex, type IndexedDag } from './dag-index.js';
@@ -7,7 +6,6 @@ import { requireDag, type DagSchedule } from './dag-lookup.js';
 import { dagDetails, listItemJson } from './dag-payloads.js';
 
 export interface DagQueryDeps {
-  db: Db;
   index: DagIndex;
   runs: RunService;
   runQueries: RunQueries;
@@ -48,7 +46,7 @@ export class DagQueries {
     const entries = this.matching(filter.sort, (e) => matchesFilters(e, filter.name, labels));
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
-    const states = await getDagRunStates(this.deps.db, slice.map((e) => e.name));
+    const states = await this.deps.runQueries.dagRunStates(slice.map((e) => e.name));
     const items = slice.map((e) => listItemJson(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latestJson, states.get(e.name)?.suspended));
     return { dagsJson: `[${items.join(',')}]`, total: entries.length };
   }
@@ -56,7 +54,7 @@ export class DagQueries {
   async details(fileName: string) {
     await this.deps.index.current();
     const entry = requireDag(this.deps.index, fileName);
-    const state = (await getDagRunStates(this.deps.db, [entry.name])).get(entry.name);
+    const state = (await this.deps.runQueries.dagRunStates([entry.name])).get(entry.name);
     return dagDetails(entry, state?.latestJson, state?.suspended);
   }
 

@@ -45,7 +45,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...resourceRoutes(parts.resources),
     ...eventRoutes(new EventLog(db)),
     ...streamRoutes(parts.runEvents, new LogFollow({ db, queries, followers: parts.logFollowers, logger: parts.logger })),
-    ...dagRoutes({ queries: new DagQueries({ db, index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler, requireWritable: () => parts.sync.requireWritable() }) }),
+    ...dagRoutes({ queries: new DagQueries({ index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler, requireWritable: () => parts.sync.requireWritable() }) }),
     ...schedulerRoutes({ pause: new SchedulerPause(db) }),
     ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor, profiles: parts.profiles }), queries }),
     ...workerRoutes(new ConnectedWorkers(parts.registry, parts.workerHandlers !== undefined)),

@@ -1,5 +1,5 @@
 import { isTerminalRunStatus, NotFoundError } from '@trellis/core';
-import { getLatestRun, getNodes, getOutputs, listRunSummaries, listRunSummaryJson, listRuns, syncedSpecCommit, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
+import { getDagRunStates, getLatestRun, getNodes, getOutputs, listRunSummaries, listRunSummaryJson, listRuns, RunSummaryCache, syncedSpecCommit, type DagRunState, type Db, type LogStreamRef, type NodeRow, type RunFilter, type RunRecord } from '@trellis/store';
 import { EMPTY_LOG_PAGE, readEndedTail, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
@@ -45,6 +45,8 @@ export class RunQueries {
    * nodes, log). The tail's statement checks that the run is still ended on that attempt.
    */
   private readonly endedLogs = new Map<string, LogStreamRef>();
+  /** Run summaries as lists show them, shared by the run list and the DAG list's newest runs. */
+  private readonly summaries = new RunSummaryCache();
 
   constructor(private readonly deps: RunQueriesDeps) {}
 
@@ -62,8 +64,13 @@ export class RunQueries {
    */
   async listJson(filter: RunListFilter): Promise<string> {
     // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
-    const page = await listRunSummaryJson(this.deps.db, filter);
+    const page = await listRunSummaryJson(this.deps.db, this.summaries, filter);
     return `{"dagRuns":${page.json}${page.nextCursor !== undefined ? `,"nextCursor":${JSON.stringify(page.nextCursor)}` : ''}}`;
+  }
+
+  /** Each named DAG's newest run (as JSON text) and whether it is suspended: what the DAG list shows of its runs. */
+  dagRunStates(dagNames: string[]): Promise<Map<string, DagRunState>> {
+    return getDagRunStates(this.deps.db, this.summaries, dagNames);
   }
 
   /** The recent runs of a DAG and, per step it names, the step's status in each of them (the history grid). */

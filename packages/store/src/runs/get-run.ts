@@ -1,5 +1,6 @@
 import type { Queryable } from '../db/types.js';
-import { RUN_COLUMNS, RUN_SUMMARY_JSON, type RunRecord } from './record.js';
+import { RUN_COLUMNS, type RunRecord } from './record.js';
+import { RUN_VERSION, type RunSummaryCache } from './summary-cache.js';
 import { UNFINISHED } from '../db/run-status-sql.js';
 
 export async function getRun(q: Queryable, dagName: string, dagRunId: string): Promise<RunRecord | undefined> {
@@ -21,18 +22,22 @@ export interface DagRunState {
 
 /**
  * The newest run (one index probe per name) and the suspension of each named DAG, in one
- * statement: a page of the DAG list is one round trip to the database, not two.
+ * statement: a page of the DAG list is one round trip to the database, not two. The runs'
+ * summaries come from `summaries`, which builds only those it does not hold at their version.
  */
-export async function getDagRunStates(q: Queryable, dagNames: string[]): Promise<Map<string, DagRunState>> {
+export async function getDagRunStates(q: Queryable, summaries: RunSummaryCache, dagNames: string[]): Promise<Map<string, DagRunState>> {
   if (dagNames.length === 0) return new Map();
-  const rows = await q.query<{ name: string; suspended: boolean; latest: string | null }>(
-    `SELECT n.name, coalesce(s.suspended, false) AS suspended, r.json AS latest
+  const rows = await q.query<{ name: string; suspended: boolean; id: string | null; version: string | null }>(
+    `SELECT n.name, coalesce(s.suspended, false) AS suspended, r.id::text AS id, r.version
      FROM unnest($1::text[]) AS n(name)
-     LEFT JOIN LATERAL (SELECT ${RUN_SUMMARY_JSON} AS json FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r ON true
+     LEFT JOIN LATERAL (SELECT id, ${RUN_VERSION} AS version FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r ON true
      LEFT JOIN dag_state s ON s.dag_name = n.name`,
     [dagNames],
   );
-  return new Map(rows.map((row) => [row.name, { latestJson: row.latest ?? undefined, suspended: row.suspended }]));
+  const latest = rows.flatMap((row) => (row.id !== null && row.version !== null ? [{ id: row.id, version: row.version }] : []));
+  const json = await summaries.summaries(q, latest);
+  const byId = new Map(latest.map((run, i) => [run.id, json[i]]));
+  return new Map(rows.map((row) => [row.name, { latestJson: row.id !== null ? byId.get(row.id) : undefined, suspended: row.suspended }]));
 }
 
 /** Runs of one DAG that hold or wait for a slot: queued, running or waiting. */

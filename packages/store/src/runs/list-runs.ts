@@ -1,6 +1,7 @@
 import { BadRequestError, type RunStatus } from '@trellis/core';
 import type { Queryable } from '../db/types.js';
-import { CREATED_AT_TEXT, RUN_COLUMNS, RUN_SUMMARY_COLUMNS, RUN_SUMMARY_JSON, type RunRecord, type RunSummaryPage, type RunSummaryRecord } from './record.js';
+import { CREATED_AT_TEXT, RUN_COLUMNS, RUN_SUMMARY_COLUMNS, type RunRecord, type RunSummaryPage, type RunSummaryRecord } from './record.js';
+import { RUN_VERSION, type RunSummaryCache } from './summary-cache.js';
 
 export interface RunFilter {
   name?: string;
@@ -22,7 +23,7 @@ export class InvalidCursorError extends BadRequestError {
 }
 
 /** An opaque, forward-only position: the (created_at, id) of the last row returned. */
-function encodeCursor(run: { createdAt: Date | string; id: number }): string {
+function encodeCursor(run: { createdAt: Date | string; id: number | string }): string {
   const at = typeof run.createdAt === 'string' ? run.createdAt : run.createdAt.toISOString();
   return Buffer.from(`${at}|${run.id}`).toString('base64url');
 }
@@ -43,14 +44,17 @@ export function listRunSummaries(q: Queryable, filter: RunFilter): Promise<{ run
   return pageOf<RunSummaryRecord>(q, RUN_SUMMARY_COLUMNS, filter);
 }
 
-/** As listRunSummaries, the page as the API's JSON text (the run list endpoints pass it on as it is). */
-export async function listRunSummaryJson(q: Queryable, filter: RunFilter): Promise<RunSummaryPage> {
-  const { runs, nextCursor } = await pageOf<{ id: number; createdAt: string; json: string }>(q, `id, ${CREATED_AT_TEXT} AS "createdAt", ${RUN_SUMMARY_JSON} AS json`, filter);
-  const json = `[${runs.map((r) => r.json).join(',')}]`;
-  return nextCursor !== undefined ? { json, nextCursor } : { json };
+/**
+ * As listRunSummaries, the page as the API's JSON text (the run list endpoints pass it on as it
+ * is). The page's rows are read as ids and versions; `summaries` builds only those it does not hold.
+ */
+export async function listRunSummaryJson(q: Queryable, summaries: RunSummaryCache, filter: RunFilter): Promise<RunSummaryPage> {
+  const { runs, nextCursor } = await pageOf<{ id: string; createdAt: string; version: string }>(q, `id::text AS id, ${CREATED_AT_TEXT} AS "createdAt", ${RUN_VERSION} AS version`, filter);
+  const json = (await summaries.summaries(q, runs)).filter((summary) => summary !== undefined);
+  return nextCursor !== undefined ? { json: `[${json.join(',')}]`, nextCursor } : { json: `[${json.join(',')}]` };
 }
 
-async function pageOf<T extends { createdAt: Date | string; id: number }>(q: Queryable, columns: string, filter: RunFilter): Promise<{ runs: T[]; nextCursor?: string }> {
+async function pageOf<T extends { createdAt: Date | string; id: number | string }>(q: Queryable, columns: string, filter: RunFilter): Promise<{ runs: T[]; nextCursor?: string }> {
   const where: string[] = [];
   const params: unknown[] = [];
   const add = (clause: string, value: unknown): void => {

@@ -22,10 +22,19 @@ export async function groupHasLiveMember(pgid: number): Promise<boolean> {
 
 const isPid = (name: string): boolean => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57;
 
-/** The one-letter state of process `pid` when it belongs to group `pgid`. */
+/**
+ * The one-letter state of process `pid` when it belongs to group `pgid`. A process that exited
+ * meanwhile is in no group; one whose stat cannot be read for another reason might be in this
+ * one, so it counts as live (`?`): waiting a little longer beats ending a step that still runs.
+ */
 async function stateInGroup(pid: string, pgid: number): Promise<string | undefined> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'latin1').catch(() => undefined);
-  if (stat === undefined) return undefined;
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${pid}/stat`, 'latin1');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ESRCH' ? undefined : '?';
+  }
   // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so fields count from the last ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
   return Number(fields[2]) === pgid ? fields[0] : undefined;

@@ -14,16 +14,17 @@ import { MIGRATIONS } from './migrations/index.js';
  * of a second, and test files open some 70 of them.
  */
 async function pgliteTemplate(): Promise<string> {
+  // Loaded here, not at the top: tests on a PostgreSQL server never load PGlite.
+  const { PGLITE_START_PARAMS } = await import('./db/pglite-settings.js');
   const pglite = JSON.parse(readFileSync(new URL('../package.json', import.meta.resolve('@electric-sql/pglite')), 'utf8')) as { version: string };
-  const key = createHash('sha256').update(pglite.version).update(JSON.stringify(MIGRATIONS)).digest('hex').slice(0, 16);
+  const key = createHash('sha256').update(pglite.version).update(JSON.stringify(PGLITE_START_PARAMS)).update(JSON.stringify(MIGRATIONS)).digest('hex').slice(0, 16);
   const root = join(tmpdir(), `trellis-test-pglite-${process.getuid?.() ?? 'user'}`);
   const template = join(root, key);
   if (existsSync(join(template, 'PG_VERSION'))) return template;
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const building = mkdtempSync(join(root, 'building-'));
-  const db = await openDatabase({ dataDir: building });
-  await db.close();
   try {
+    await (await openDatabase({ dataDir: building })).close();
     renameSync(join(building, 'pgdata'), template);
   } catch (error) {
     // Another test process put its template there first: the same cluster, so that one is used.

@@ -21,9 +21,9 @@ export interface DagRunState {
 }
 
 /**
- * The newest run (one index probe per name) and the suspension of each named DAG, in one
- * statement: a page of the DAG list is one round trip to the database, not two. The runs'
- * summaries come from `summaries`, which builds only those it does not hold at their version.
+ * The newest run (one index probe per name) and the suspension of each named DAG in one
+ * statement; the runs' summaries come from `summaries`, which builds those it does not hold at
+ * their version in a second one. A DAG list read again unchanged is one round trip.
  */
 export async function getDagRunStates(q: Queryable, summaries: RunSummaryCache, dagNames: string[]): Promise<Map<string, DagRunState>> {
   if (dagNames.length === 0) return new Map();

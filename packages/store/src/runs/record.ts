@@ -104,6 +104,7 @@ export const RUN_SUMMARY_COLUMNS = `id, dag_name AS "dagName", dag_run_id AS "da
  * the database. A page of 100 runs is then one text value a row for the coordinator to pass on,
  * where decoding 16 columns a row, parsing `triggered_by` and serializing the objects again was
  * most of what a run list cost it. The keys are the API's; its schema checks them in tests.
+ * It must read only the runs row: RunSummaryCache keeps it by that row's version.
  */
 export const RUN_SUMMARY_JSON = `json_strip_nulls(json_build_object(
   'rootDAGRunName', root_dag_run_name, 'rootDAGRunId', root_dag_run_id,

@@ -9,8 +9,11 @@ export interface RunVersion {
 
 /**
  * A runs row's version for RunSummaryCache: its xmin, the transaction that wrote it. Every
- * committed change of a row writes a new version of it with its writer's xmin, so an id and an
- * xmin name one content of the row; freezing keeps xmin as it was (PostgreSQL 9.4 and later).
+ * committed change of a row writes a new version of it with its writer's xmin, so, read outside
+ * the writing transaction, an id and an xmin name one content of the row (freezing keeps xmin as
+ * it was, PostgreSQL 9.4 and later). Only a row left unchanged while 2^32 transactions pass and
+ * then changed by the one whose 32-bit id comes round again could be mistaken for the version
+ * held: a bounded cache forgets long before that.
  */
 export const RUN_VERSION = 'xmin::text';
 
@@ -18,8 +21,9 @@ export const RUN_VERSION = 'xmin::text';
 const DEFAULT_CAPACITY = 4096;
 
 /**
- * Run summaries as the API lists them (RUN_SUMMARY_JSON), kept by run id and row version, the
- * least recently used forgotten first. Building that JSON was two thirds of what PostgreSQL spent
+ * Run summaries as the API lists them (RUN_SUMMARY_JSON, which must read nothing but the runs
+ * row for its version to cover it), kept by run id and row version, the least recently used
+ * forgotten first. Building that JSON was two thirds of what PostgreSQL spent
  * on a page of 100 runs (1.0 of 1.5 ms for the DAG list's newest runs; 0.93 of 1.0 ms for the run
  * list), and a list is mostly read again unchanged: a page then reads ids and versions, and builds
  * only what changed. Right with any number of coordinators, as the version is the database's.
@@ -33,7 +37,11 @@ export class RunSummaryCache {
     return this.entries.size;
   }
 
-  /** The summaries of `runs` in their order, built by the database for those not held at their version; a run deleted meanwhile is undefined. */
+  /**
+   * The summaries of `runs` in their order, built by the database for those not held at their
+   * version. The build is a second statement: a run changed since the list read it shows as it
+   * is now (as on a page read a moment later), and one deleted meanwhile is undefined.
+   */
   async summaries(q: Queryable, runs: RunVersion[]): Promise<Array<string | undefined>> {
     const found = runs.map((run) => this.take(run));
     const missing = runs.filter((_, i) => found[i] === undefined).map((run) => run.id);

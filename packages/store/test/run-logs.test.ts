@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
 import {
   appendLogChunks, appendOwnLogChunks, getNodes, getRun, insertRun, logBytes, logLineStart, logTail, MAX_LOG_PIECE, purgeHistory, updateRunStatus,
-  type Db, type LogStreamRef, type NodeRow, type OwnLogStreams, type RunRecord, type SnapshotWrite,
+  type Db, type LogStreamRef, type Queryable, type NodeRow, type OwnLogStreams, type RunRecord, type SnapshotWrite,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
@@ -39,19 +39,27 @@ async function pieces(ref: LogStreamRef): Promise<Array<{ offset: number; data: 
 }
 
 /**
- * Whether some session of this database comes to wait for a lock (another session's uncommitted
- * write) before `stop` holds; polled.
+ * Whether some session comes to wait for a lock held by session `blocker` (its uncommitted
+ * write) before `stop` holds; polled. Only waits on that session count: test files running beside
+ * this one share the database.
  */
-async function lockWaitSeen(stop: () => boolean = () => false): Promise<boolean> {
+async function lockWaitSeen(blocker: number, stop: () => boolean = () => false): Promise<boolean> {
   const deadline = Date.now() + 10_000;
   const waiting = async (): Promise<boolean> =>
-    (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"))[0]?.n !== 0;
+    (await db.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))', [blocker]))[0]?.n !== 0;
   while (!stop()) {
     if (await waiting()) return true;
     if (Date.now() > deadline) throw new Error('no session waited for a lock within 10 s');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return false;
+}
+
+/** The server process of the session `tx` runs on. */
+async function backendOf(tx: Queryable): Promise<number> {
+  const [row] = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+  if (row === undefined) throw new Error('no backend pid');
+  return row.pid;
 }
 
 async function storedText(ref: LogStreamRef): Promise<string> {
@@ -140,7 +148,7 @@ describe('run logs in the database', () => {
       // Both found the stream empty; on PostgreSQL this one waits for the first to commit, then
       // fails on the chunk's key (PGlite's one session runs it after the commit: the stream no longer ends at 0).
       racing = appendOwnLogChunks(db, run.id, 'a1', [chunk], new Map());
-      if (second !== undefined) assert.ok(await lockWaitSeen());
+      if (second !== undefined) assert.ok(await lockWaitSeen(await backendOf(tx)));
     });
     assert.deepEqual(await racing, { logsStored: false, moved: false });
     assert.equal((await appendLogChunks(db, run.id, 'a1', [chunk])).stored, 0);
@@ -159,7 +167,7 @@ describe('run logs in the database', () => {
       // neither wait for nor overwrite the other's uncommitted size (PGlite runs it after the commit).
       let done = false;
       own = appendOwnLogChunks(db, run.id, 'a1', [out, { ...err, data: Buffer.alloc(0) }], new Map()).finally(() => (done = true));
-      if (second !== undefined) assert.equal(await lockWaitSeen(() => done), false);
+      if (second !== undefined) assert.equal(await lockWaitSeen(await backendOf(tx), () => done), false);
     });
     assert.equal((await own)?.logsStored, true);
     assert.deepEqual((await logTail(db, { runId: run.id, attemptId: 'a1', stream: 'step.err' }, 100))?.bytes, err.data);

@@ -164,11 +164,11 @@ describe('worker protocol', () => {
     ];
     assert.equal((await worker.call<{ appliedSeq: number }>('Report', { workerId: 'w1', ref: task.ref, events: first })).appliedSeq, 2);
     // Another coordinator stores the worker's next batch, whose answer is lost; this one has not seen it.
-    const [stored] = await t.db.query<{ runId: number; stream: string }>(
+    const [stored] = await t.coordinator.db.query<{ runId: number; stream: string }>(
       "SELECT s.run_id::int AS \"runId\", s.stream FROM run_log_streams s JOIN runs r ON r.id = s.run_id WHERE r.dag_run_id = 'elsewhere' AND s.stream LIKE '%greet.out'",
     );
     assert.ok(stored !== undefined);
-    assert.equal((await appendLogChunks(t.db, stored.runId, task.ref.attemptId, [{ stream: stored.stream, offset: 4, data: Buffer.from('two\n') }])).stored, 4);
+    assert.equal((await appendLogChunks(t.coordinator.db, stored.runId, task.ref.attemptId, [{ stream: stored.stream, offset: 4, data: Buffer.from('two\n') }])).stored, 4);
     const resent = [
       { seq: 3, log: { stream: 'greet.out', offset: 4, data: Buffer.from('two\n') } },
       { seq: 4, log: { stream: 'greet.out', offset: 8, data: Buffer.from('three\n') } },

@@ -2,14 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openTestDb } from '@trellis/store/testing';
-import type { Db } from '@trellis/store';
 import { createSilentLogger, loadServerConfig, startCoordinator, type Coordinator, type Logger, type RawServerConfig, type StartOptions } from '@trellis/coordinator';
 
 export interface TestCoordinator {
   coordinator: Coordinator;
   dir: string;
-  /** The coordinator's database, for a test that plays another coordinator writing to it. */
-  db: Db;
   call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }>;
   /** The run's record once its status is one of `statuses`; throws after `timeoutMs` (default 20 s). */
   waitForRunStatus(name: string, dagRunId: string, statuses: number[], timeoutMs?: number): Promise<Record<string, unknown>>;
@@ -45,7 +42,6 @@ export async function startTestCoordinator(
   return {
     coordinator,
     dir,
-    db,
     call,
     waitForRunStatus: async (name, dagRunId, statuses, timeoutMs = 20_000) => {
       const deadline = Date.now() + timeoutMs;

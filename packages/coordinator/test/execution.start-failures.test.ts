@@ -13,6 +13,7 @@ import { admitQueuedRuns, failInterruptedRuns, getRun, insertRun, openDatabase, 
 import { startThrowawayCluster, type ThrowawayCluster } from '@trellis/store/testing';
 import { ProfileService, SecretKeyring } from '@trellis/coordinator';
 import { LocalExecutor } from '../src/execution/local-executor.js';
+import { RunEnds } from '../src/runs/run-ends.js';
 import { SpecCache } from '../src/execution/spec-cache.js';
 import { LogFollowers } from '../src/logs/log-followers.js';
 import { captureLog, type LogCapture } from './support/log-capture.js';
@@ -66,6 +67,7 @@ function newExecutor(name: string): TestExecutor {
     specs: new SpecCache(db),
     workerId,
     observer: { started: () => undefined, finished: () => undefined, logBytesRefused: () => undefined },
+    ends: new RunEnds(),
     specOfDag: () => undefined,
     profiles: new ProfileService(db, keyring),
     sealer: keyring,

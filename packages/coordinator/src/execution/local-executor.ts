@@ -1,4 +1,4 @@
-import { EventEmitter, setMaxListeners } from 'node:events';
+import { setMaxListeners } from 'node:events';
 import { dirname } from 'node:path';
 import { RunStatus, isTerminalRunStatus, startSubRunRequest, type ResolvedParams, type StartSubRunRequest, toError } from '@trellis/core';
 import { ProcessSpawner, queuedSubRun, runDag, settlesWithin, sleep, type RunHandle, type SubRunHandle, type SubRunLauncher, type SubRunRequest, type SubRunResult } from '@trellis/engine';
@@ -10,6 +10,7 @@ import type { InputSealer } from '../runs/masked-params.js';
 import type { SpecCache } from './spec-cache.js';
 import type { RunObserver } from './run-observer.js';
 import { waitForRunEnd } from '../runs/run-waiter.js';
+import type { RunEnds } from '../runs/run-ends.js';
 import { attemptInputs, UnstartableAttemptError, resolveAttemptProfile, type AttemptProfile, type ProfileResolver } from './attempt-profile.js';
 import type { ExecutedInputs } from '../runs/masked-params.js';
 
@@ -60,6 +61,8 @@ export interface LocalExecutorDeps {
   /** This executor's worker id (see localWorkerId). */
   workerId: string;
   observer: RunObserver;
+  /** Told when a run this executor hosts is over and recorded: a wait for it (a parent's, a start-sync's) ends at once. */
+  ends: RunEnds;
   /** The YAML of a stored DAG by name (sub-DAG steps that call another file). */
   specOfDag: (name: string) => string | undefined;
   /** Each attempt's runtime-profile values. */
@@ -77,8 +80,6 @@ export class LocalExecutor {
   private readonly finished = new Map<number, Promise<void>>();
   /** Aborted by drain() once the grace is over: waits for children end, whatever the children do, and reporters stop retrying failed writes. */
   private readonly closing = new AbortController();
-  /** Emits a run's endKey once a run this executor hosts is over and recorded: its parent's wait ends at once. */
-  private readonly ends = new EventEmitter();
   /** Told when a run is over and its queue slot free (the dispatcher subscribes). */
   private readonly slotListeners: Array<() => void> = [];
   /** Where sub-DAG children are queued: the run service, which is built after this executor (it stops local runs through it). */
@@ -94,7 +95,6 @@ export class LocalExecutor {
     this.spawner = new ProcessSpawner({ onCrash: (message) => deps.logger.error(message) });
     // Each waiting child listens for the shutdown and its own end while it sleeps: any number at once.
     setMaxListeners(0, this.closing.signal);
-    this.ends.setMaxListeners(0);
   }
 
   /**
@@ -255,7 +255,7 @@ export class LocalExecutor {
 
   /** A run is over and recorded: a parent waiting for it wakes, and its queue slot is free. */
   private runEnded(run: RunRecord): void {
-    this.ends.emit(endKey(run.dagName, run.dagRunId));
+    this.deps.ends.ended(run.dagName, run.dagRunId);
     this.freeSlot();
   }
 
@@ -317,13 +317,9 @@ export class LocalExecutor {
       });
   }
 
-  /** A child this executor runs wakes the wait as it ends; one on a worker is seen by polling. */
+  /** A child that ends through this coordinator wakes the wait as it ends (see RunEnds); any other is seen by polling. */
   private async waitForChild(request: SubRunRequest): Promise<SubRunResult> {
-    const key = endKey(request.dagName, request.dagRunId);
-    const wakeOn = (wake: () => void): (() => void) => {
-      this.ends.on(key, wake);
-      return () => this.ends.off(key, wake);
-    };
+    const wakeOn = this.deps.ends.wakeOn(request.dagName, request.dagRunId);
     const end = await waitForRunEnd(this.deps.db, request.dagName, request.dagRunId, { signal: this.closing.signal, wakeOn });
     if (end.state === 'missing') return { status: RunStatus.Failed, outputs: {}, error: `sub-DAG run ${request.dagName} ${request.dagRunId} is gone` };
     if (end.state === 'pending') return { status: RunStatus.Aborted, outputs: {}, error: `the coordinator stopped while sub-DAG run ${request.dagName} was not finished` };
@@ -342,9 +338,4 @@ export class LocalExecutor {
       this.deps.logger.warn('could not stop a sub-DAG run', { dagRunId: request.dagRunId, error: toError(error) });
     }
   }
-}
-
-/** The name of the event a run's end emits on `ends`. */
-function endKey(dagName: string, dagRunId: string): string {
-  return `${dagName}\u0000${dagRunId}`;
 }

@@ -5,6 +5,7 @@ import { snapshotWrite } from './snapshot-write.js';
 import { KeyedTurns } from '../concurrency/keyed-turns.js';
 import type { RunObserver } from './run-observer.js';
 import type { LogFollowers } from '../logs/log-followers.js';
+import type { RunEnds } from '../runs/run-ends.js';
 import type { Logger } from '../logging/logger.js';
 import { attemptLogDir, placeSnapshot, workerStreamName } from '../logs/log-streams.js';
 
@@ -68,6 +69,8 @@ export class ReportApplier {
     private readonly trustMs: number,
     /** Told when a run's log chunks are stored, so its followers here read them at once. */
     private readonly followers: Pick<LogFollowers, 'appended'>,
+    /** Told when a report here ends a run: a wait for it on this coordinator ends at once. */
+    private readonly ends: RunEnds,
     private readonly logger: Logger,
   ) {}
 
@@ -135,6 +138,7 @@ export class ReportApplier {
     if (terminal !== undefined) {
       this.known.delete(key);
       this.observer.finished(run.dagName, terminal, run.startedAt);
+      this.ends.ended(run.dagName, run.dagRunId);
     }
     return { appliedSeq: last.seq, stale: false, finished: terminal !== undefined };
   }

@@ -47,7 +47,7 @@ export function apiRoutes(parts: CoordinatorParts, access: AccessControl): AnyRo
     ...streamRoutes(parts.runEvents, new LogFollow({ db, queries, followers: parts.logFollowers, logger: parts.logger })),
     ...dagRoutes({ queries: new DagQueries({ index, runs, runQueries: queries, schedule: scheduler }), commands: new DagCommands({ db, dags: parts.storedFiles.dag, index, runs, schedule: scheduler, requireWritable: () => parts.sync.requireWritable() }) }),
     ...schedulerRoutes({ pause: new SchedulerPause(db) }),
-    ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor, profiles: parts.profiles }), queries }),
+    ...runRoutes({ commands: new RunCommands({ db, index, runs, queries, executor: parts.executor, ends: parts.ends, profiles: parts.profiles }), queries }),
     ...workerRoutes(new ConnectedWorkers(parts.registry, parts.workerHandlers !== undefined)),
     ...queueRoutes(new QueueQueries({ db, globalQueues: parts.globalQueues, isDag: (name) => index.all().some((e) => e.name === name) })),
     ...apiKeyRoutes(parts.apiKeys),

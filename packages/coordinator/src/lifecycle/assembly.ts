@@ -18,6 +18,7 @@ import { QueueLimits } from '../admission/placement.js';
 import { RemotePollers } from '../admission/remote-pollers.js';
 import { LocalExecutor, localWorkerId } from '../execution/local-executor.js';
 import { ReportApplier } from '../execution/report-applier.js';
+import { RunEnds } from '../runs/run-ends.js';
 import { SpecCache } from '../execution/spec-cache.js';
 import { RunService } from '../runs/run-service.js';
 import { RunQueries } from '../runs/run-queries.js';
@@ -70,6 +71,8 @@ export interface CoordinatorParts {
   peers: Peers;
   metrics: ServiceMetrics;
   executor: LocalExecutor;
+  /** News of runs ending through this coordinator, for waits on them (start-sync, WaitRun, parents). */
+  ends: RunEnds;
   remote: RemotePollers;
   dispatcher: Dispatcher;
   runs: RunService;
@@ -132,6 +135,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
   const profiles = new ProfileService(db, keyring);
   // The sync token is sealed with the same keyring; the clone under the data directory is a cache.
   const sync = new SyncService({ db, keyring, dags: storedFiles.dag, docs: storedFiles.doc, gitdir: join(config.dataDir, 'sync', 'repository.git'), logger, writeDags: config.writeDags, pullWindow: options.syncPullWindow });
+  const ends = new RunEnds();
   const executor = new LocalExecutor({
     db,
     logFollowers,
@@ -145,6 +149,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     specs,
     workerId: localId,
     observer: metrics,
+    ends,
     profiles,
     sealer: keyring,
   });
@@ -192,6 +197,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     peers,
     metrics,
     executor,
+    ends,
     remote,
     dispatcher,
     runs,
@@ -214,7 +220,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     }),
     workspaces: new WorkspaceService(db),
     profiles,
-    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, dispatcher, runs, logFollowers, profiles, keyring }) } : {}),
+    ...(grpcWanted ? { workerHandlers: remoteWorkerHandlers(config, logger, db, { registry, remote, specs, metrics, ends, dispatcher, runs, logFollowers, profiles, keyring }) } : {}),
   };
 }
 
@@ -233,10 +239,10 @@ function remoteWorkerHandlers(
   config: ServerConfig,
   logger: Logger,
   db: Db,
-  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers; profiles: ProfileService; keyring: SecretKeyring },
+  parts: { registry: WorkerRegistry; remote: RemotePollers; specs: SpecCache; metrics: ServiceMetrics; ends: RunEnds; dispatcher: Dispatcher; runs: RunService; logFollowers: LogFollowers; profiles: ProfileService; keyring: SecretKeyring },
 ): WorkerHandlers {
   // Cached attempts are trusted for half the heartbeat timeout after the worker's last heartbeat (see ReportApplier).
-  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers, logger);
+  const applier = new ReportApplier(db, parts.metrics, config.workerHeartbeatTimeoutSec * 500, parts.logFollowers, parts.ends, logger);
   const workers = new RemoteWorkers({
     db,
     logger,
@@ -250,5 +256,5 @@ function remoteWorkerHandlers(
     sealer: parts.keyring,
     wake: (reason) => parts.dispatcher.wake(reason),
   });
-  return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs }) });
+  return workerHandlers({ workers, subRuns: new SubRuns({ db, logger, runs: parts.runs, ends: parts.ends }) });
 }

@@ -5,6 +5,7 @@ import type { LocalExecutor } from '../execution/local-executor.js';
 import type { RunQueries } from './run-queries.js';
 import type { RunService, StartRequest } from './run-service.js';
 import { waitForRun } from './run-waiter.js';
+import type { RunEnds } from './run-ends.js';
 import { auditRun, runAuditEvent } from './run-audit.js';
 import type { Actor, Principal } from '../auth/principal.js';
 import type { ProfileService } from '../profiles/profile-service.js';
@@ -15,6 +16,7 @@ export interface RunCommandsDeps {
   runs: RunService;
   queries: RunQueries;
   executor: LocalExecutor;
+  ends: RunEnds;
   /** Whether a caller may start runs with a runtime profile. */
   profiles: Pick<ProfileService, 'mayUse'>;
 }
@@ -66,7 +68,8 @@ export class RunCommands {
   async startSync(actor: Principal, fileName: string, options: StartOptions, timeoutSec: number) {
     const started = await this.startStored(actor, fileName, options);
     const settled = (run: RunRecord) => isTerminalRunStatus(run.status) || run.status === RunStatus.Waiting;
-    const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000 });
+    const wakeOn = this.deps.ends.wakeOn(started.dagName, started.dagRunId);
+    const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000, wakeOn });
     if (end.state === 'missing') throw new NotFoundError('DAG run not found', { name: started.dagName, dagRunId: started.dagRunId });
     if (end.state === 'pending') throw new TimeoutError(`the run did not finish within ${timeoutSec}s; it continues`, started.dagRunId);
     return this.deps.queries.detailsOf(end.run);

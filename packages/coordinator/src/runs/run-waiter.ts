@@ -1,7 +1,7 @@
 import { isTerminalRunStatus, type RunStatus } from '@trellis/core';
 import { getOutputs, getRun, type Queryable, type RunRecord } from '@trellis/store';
 
-/** How often a wait looks at the run again. */
+/** How often a wait looks at the run again when nothing woke it. */
 const WAIT_RUN_POLL_MS = 200;
 
 /** Where a waited-for run stands when the wait returns. */
@@ -21,6 +21,8 @@ export interface RunWaitOptions {
    * wait looks again at once rather than at the next poll; returns the unsubscribe.
    */
   wakeOn?: (wake: () => void) => () => void;
+  /** How often to look again without news; default WAIT_RUN_POLL_MS. */
+  pollMs?: number;
 }
 
 /** Where a watched run stands when the watch returns. */
@@ -28,7 +30,7 @@ export type RunWatchResult = { state: 'missing' } | { state: 'pending'; run: Run
 
 /**
  * Watches a run until `reached` says its record is where the caller wants it (or the wait runs
- * out), looking at it every WAIT_RUN_POLL_MS or when woken. A run's status changes only in the
+ * out), looking at it every `pollMs` or when woken. A run's status changes only in the
  * database, whichever coordinator or worker runs it, so polling it there covers every case.
  */
 export async function waitForRun(q: Queryable, dagName: string, dagRunId: string, reached: (run: RunRecord) => boolean, options: RunWaitOptions = {}): Promise<RunWatchResult> {
@@ -44,7 +46,7 @@ export async function waitForRun(q: Queryable, dagName: string, dagRunId: string
       if (reached(run)) return { state: 'reached', run };
       const left = deadline - Date.now();
       if (left <= 0 || options.signal?.aborted === true) return { state: 'pending', run };
-      await wake.pause(Math.min(WAIT_RUN_POLL_MS, left), options.signal);
+      await wake.pause(Math.min(options.pollMs ?? WAIT_RUN_POLL_MS, left), options.signal);
     }
   } finally {
     unsubscribe?.();

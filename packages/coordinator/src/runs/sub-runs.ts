@@ -3,11 +3,13 @@ import { getRun, type Db, type RunRecord } from '@trellis/store';
 import type { Logger } from '../logging/logger.js';
 import type { RunService } from './run-service.js';
 import { waitForRunEnd, type RunWaitOptions, type RunWaitResult } from './run-waiter.js';
+import type { RunEnds } from './run-ends.js';
 
 export interface SubRunsDeps {
   db: Db;
   logger: Logger;
   runs: RunService;
+  ends: RunEnds;
 }
 
 /** What stopping a child came to: it is no child of that parent, it had already ended, or it was stopped. */
@@ -34,8 +36,8 @@ export class SubRuns {
     return 'stopped';
   }
 
-  /** Waits for a run to end (see waitForRunEnd). */
-  wait(dagName: string, dagRunId: string, options: RunWaitOptions): Promise<RunWaitResult> {
-    return waitForRunEnd(this.deps.db, dagName, dagRunId, options);
+  /** Waits for a run to end (see waitForRunEnd); one that ends through this coordinator ends the wait at once. */
+  wait(dagName: string, dagRunId: string, options: Omit<RunWaitOptions, 'wakeOn'>): Promise<RunWaitResult> {
+    return waitForRunEnd(this.deps.db, dagName, dagRunId, { ...options, wakeOn: this.deps.ends.wakeOn(dagName, dagRunId) });
   }
 }

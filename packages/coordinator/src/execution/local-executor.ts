@@ -93,7 +93,7 @@ export class LocalExecutor {
 
   constructor(private readonly deps: LocalExecutorDeps) {
     this.spawner = new ProcessSpawner({ onCrash: (message) => deps.logger.error(message) });
-    // Each waiting child listens for the shutdown and its own end while it sleeps: any number at once.
+    // Each waiting child listens for the shutdown while it sleeps: any number at once.
     setMaxListeners(0, this.closing.signal);
   }
 

@@ -170,6 +170,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
     profiles,
     sealer: keyring,
     defaultProfile: config.defaultProfile,
+    ends,
   });
   // Sub-DAG steps that name worker labels (and every local child) are queued through the run service.
   executor.attachChildRuns(runs);

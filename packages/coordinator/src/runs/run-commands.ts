@@ -68,6 +68,7 @@ export class RunCommands {
   async startSync(actor: Principal, fileName: string, options: StartOptions, timeoutSec: number) {
     const started = await this.startStored(actor, fileName, options);
     const settled = (run: RunRecord) => isTerminalRunStatus(run.status) || run.status === RunStatus.Waiting;
+    // Woken as the run ends through this coordinator; Waiting, and ends elsewhere, are seen by the poll.
     const wakeOn = this.deps.ends.wakeOn(started.dagName, started.dagRunId);
     const end = await waitForRun(this.deps.db, started.dagName, started.dagRunId, settled, { waitMs: timeoutSec * 1000, wakeOn });
     if (end.state === 'missing') throw new NotFoundError('DAG run not found', { name: started.dagName, dagRunId: started.dagRunId });

@@ -1,16 +1,19 @@
 import { EventEmitter } from 'node:events';
 
 /**
- * News that a run ended, for waits on this coordinator: the local executor tells it when a run
- * it hosts is over and recorded, the report applier when a worker's report here ends one. A wait
- * (waitForRun's `wakeOn`) then looks at the run at once instead of at its next poll, 200 ms
- * later at worst. Runs that end through another coordinator are still seen by the poll.
+ * News that a run ended, for waits on this coordinator (start-sync requests, a worker's WaitRun
+ * for a child, a local parent's wait for its child): the local executor tells it when a run it
+ * hosts is over and recorded, the report applier when a worker's report here ends one, and a
+ * stop or dequeue here that ends a run that had not started. A wait (waitForRun's `wakeOn`) then
+ * looks at the run at once instead of at its next poll, 200 ms later at worst. The poll still
+ * sees the rest: runs that end through another coordinator, runs failed by the lost-worker
+ * check or by a hand-out whose profile cannot be used, and runs that reach Waiting.
  */
 export class RunEnds {
   private readonly emitter = new EventEmitter();
 
   constructor() {
-    // One listener per waiting caller (start-sync requests, parents waiting for children): any number at once.
+    // One listener per waiting caller: any number at once.
     this.emitter.setMaxListeners(0);
   }
 

@@ -14,6 +14,7 @@ import { placementOf, subRunQueue, type ExecutionMode } from '../admission/place
 import { queuedConditions, type ConditionDeps } from '../admission/conditions.js';
 import type { Actor } from '../auth/principal.js';
 import type { ProfileService } from '../profiles/profile-service.js';
+import type { RunEnds } from './run-ends.js';
 
 export interface StartRequest {
   /** The definition text and the file it came from ('' for inline specs). */
@@ -69,6 +70,8 @@ export interface RunServiceDeps {
   sealer: InputSealer;
   /** The profile of runs whose start names none (configuration `defaultProfile`). */
   defaultProfile: string | undefined;
+  /** Told when a stop or dequeue here ends a run: a wait for it ends at once. */
+  ends: RunEnds;
 }
 
 /** Starting, stopping, retrying and dequeuing runs: every run goes through the queue and admission. */
@@ -147,11 +150,16 @@ export class RunService {
    */
   async stop(run: RunRecord): Promise<void> {
     if (run.status === RunStatus.Queued) {
-      if (await dequeueRun(this.deps.db, run.id, 'stopped while queued')) return;
+      if (await dequeueRun(this.deps.db, run.id, 'stopped while queued')) {
+        this.deps.ends.ended(run.dagName, run.dagRunId);
+        return;
+      }
     }
     if (!isActiveRunStatus(run.status)) throw new NotRunningError(`DAG run ${run.dagRunId} is not running`, { status: run.status });
     if (this.deps.executor.stop(run.id)) return;
-    if (run.dispatchTarget === 'remote' && (await requestRemoteStop(this.deps.db, run.id, 'stopped before its worker started it')) !== 'not_running') {
+    const remote = run.dispatchTarget === 'remote' ? await requestRemoteStop(this.deps.db, run.id, 'stopped before its worker started it') : 'not_running';
+    if (remote !== 'not_running') {
+      if (remote === 'aborted') this.deps.ends.ended(run.dagName, run.dagRunId);
       this.deps.dispatcher.wake();
       return;
     }
@@ -206,6 +214,7 @@ export class RunService {
 
   async dequeue(run: RunRecord): Promise<void> {
     if (!(await dequeueRun(this.deps.db, run.id, 'dequeued'))) throw new NotFoundError('the run is not in a queue', { dagRunId: run.dagRunId });
+    this.deps.ends.ended(run.dagName, run.dagRunId);
   }
 
   /**

@@ -17,11 +17,11 @@ export interface RunWaitOptions {
   /** Give up when this aborts (a cancelled call, a shutdown). */
   signal?: AbortSignal;
   /**
-   * Subscribes `wake` to news that the run may have changed (the local executor hosts it), so the
-   * wait looks again at once rather than at the next poll; returns the unsubscribe.
+   * Subscribes `wake` to news that the run may have changed (see RunEnds), so the wait looks
+   * again at once rather than at the next poll; returns the unsubscribe.
    */
   wakeOn?: (wake: () => void) => () => void;
-  /** How often to look again without news; default WAIT_RUN_POLL_MS. */
+  /** How often to look again without news; default WAIT_RUN_POLL_MS (tests lengthen it to show that a wake, not the poll, ended a wait). */
   pollMs?: number;
 }
 

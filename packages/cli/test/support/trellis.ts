@@ -8,11 +8,14 @@ import { join, resolve } from 'node:path';
 const CLI = resolve(import.meta.dirname, '../..');
 const MAIN = join(CLI, 'dist', 'main.js');
 
-function newestMtime(dir: string): number {
+/** The newest change among the TypeScript sources under `dir` (an editor's swap file is not a source). */
+function newestSource(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(path));
+    else if (/\.(ts|tsx|mts)$/.test(entry.name)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
@@ -20,12 +23,14 @@ function newestMtime(dir: string): number {
 /**
  * Refuses to test a build older than its sources (`npm test` builds first; a single file run
  * after an edit may not have): `tsc -b` rewrites a project's .tsbuildinfo whenever it builds it.
+ * The CLI's tsconfig references every package it is built from.
  */
 function assertBuilt(): void {
   const { references } = JSON.parse(readFileSync(join(CLI, 'tsconfig.json'), 'utf8')) as { references: { path: string }[] };
   for (const project of [CLI, ...references.map((r) => resolve(CLI, r.path))]) {
-    const built = statSync(join(project, 'dist', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? 0;
-    if (newestMtime(join(project, 'src')) > built) throw new Error(`${project} has changed since it was built: run \`npm run build\` (the CLI tests run ${MAIN})`);
+    const built = statSync(join(project, 'dist', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs;
+    if (built === undefined) throw new Error(`${project} is not built: run \`npm run build\` (the CLI tests run ${MAIN})`);
+    if (newestSource(join(project, 'src')) > built) throw new Error(`${project} has changed since it was built: run \`npm run build\` (the CLI tests run ${MAIN})`);
   }
 }
 

@@ -48,10 +48,10 @@ function waitWithoutPoll(t: { after: (fn: () => void) => void }, dagRunId: strin
   let answered: () => void = () => undefined;
   const firstRead = new Promise<void>((resolve) => (answered = resolve));
   const watched: Queryable = {
-    query: async (sql, params) => {
-      const rows = await db.query(sql, params);
+    query: async <T,>(sql: string, params?: unknown[]): Promise<T[]> => {
+      const rows = await db.query<T>(sql, params);
       answered();
-      return rows as never;
+      return rows;
     },
   };
   const end = waitForRunEnd(watched, 'ends', dagRunId, { wakeOn, pollMs: NEVER_MS, signal: controller.signal });

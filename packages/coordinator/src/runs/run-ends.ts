@@ -5,7 +5,7 @@ import { EventEmitter } from 'node:events';
  * for a child, a local parent's wait for its child): the local executor tells it when a run it
  * hosts is over and recorded, the report applier when a worker's report here ends one, and a
  * stop or dequeue here that ends a run that had not started. A wait (waitForRun's `wakeOn`) then
- * looks at the run at once instead of at its next poll, 200 ms later at worst. The poll still
+ * looks at the run at once instead of at its next poll (WAIT_RUN_POLL_MS). The poll still
  * sees the rest: runs that end through another coordinator, runs failed by the lost-worker
  * check or by a hand-out whose profile cannot be used, and runs that reach Waiting.
  */

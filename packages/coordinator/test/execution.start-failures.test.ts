@@ -98,8 +98,8 @@ async function queueRun(dagName: string, dagRunId: string): Promise<void> {
 }
 
 /** What the dispatcher does: the queued runs this executor may take now, moved to Running under its worker id. */
-function admit(t: TestExecutor): Promise<RunRecord[]> {
-  return admitQueuedRuns(db, { limits: new Map(), defaultLimit: 1, workerId: t.workerId, target: { kind: 'local' }, batch: 8 });
+async function admit(t: TestExecutor): Promise<RunRecord[]> {
+  return (await admitQueuedRuns(db, { limits: new Map(), defaultLimit: 1, workerId: t.workerId, target: { kind: 'local' }, batch: 8 })).runs;
 }
 
 /** Waits until `done` holds, as the log shows; the log so far if it never does. */

@@ -13,7 +13,7 @@ export { RunSummaryCache } from './runs/summary-cache.js';
 export { updateRunStatus, writeSnapshot, getNodes, setNodeData, saveOutputs, saveAttemptOutputs, getOutputs, markStarted, type StatusChange, type SnapshotWrite, type NodeRow } from './runs/update-run.js';
 export { failInterruptedRuns, purgeHistory, effectiveRetentionDays } from './runs/recovery.js';
 export { setSuspended, suspendedAmong, dagsWithRunsBefore } from './runs/dag-state.js';
-export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type AdmissionRequest, type RetryAttempt, type AdmissionTarget } from './runs/admission.js';
+export { admitQueuedRuns, hasQueuedRuns, queueCounts, dequeueRun, requeueForRetry, type Admission, type AdmissionRequest, type RetryAttempt, type AdmissionTarget } from './runs/admission.js';
 export { upsertWorker, recordHeartbeat, listWorkers, pruneWorkers, countLiveCoordinators, type WorkerRecord, type WorkerRegistration, type RunningTaskRow } from './dispatch/workers.js';
 export { ackRun, requeueUnacked, failRunsOfLostWorkers, cancellationsFor, attemptsAssignedTo, requestRemoteStop, advanceReportSeq, releaseLease, type AttemptRef } from './dispatch/leases.js';
 export { reconcileHeldAttempts, type HeldReconciliation } from './dispatch/reconcile.js';
@@ -41,7 +41,7 @@ export { sharedSecret } from './auth/secrets.js';
 export { loginBlockedFor, recordLoginFailure, clearLoginFailures, type ThrottleKey, type ThrottlePolicy } from './auth/login-failures.js';
 export { insertWorkspace, listWorkspaces, getWorkspace, getWorkspaceByName, updateWorkspace, deleteWorkspace, type WorkspaceRecord, type WorkspaceChange } from './profiles/workspaces.js';
 export {
-  insertProfile, listProfiles, getLayer, ensureDefaultsLayer, updateProfile, deleteProfile, listEntries, getEntry, putVariable, putSecret, deleteEntry,
+  insertProfile, listProfiles, profilesVersion, getLayer, ensureDefaultsLayer, updateProfile, deleteProfile, listEntries, getEntry, putVariable, putSecret, deleteEntry,
   type ProfileRecord, type ProfileEntryRecord, type ProfileChange, type LayerRef, type LayerScope, type SealedSecret,
 } from './profiles/profiles.js';
 export { getSealedSecrets, secretsSealedWith, resealSecret, secretCountsByKey, type StoredSecret } from './profiles/sealed-secrets.js';
@@ -51,7 +51,7 @@ export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef }
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
 export { storedLogSize } from './logs/stored-log-size.js';
 export {
-  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, swapStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, contentHash,
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, swapStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedVersions, contentHash, type StoredVersions,
   type StoredFile, type StoredFileWriter, type RenameOutcome, type StoredFileSwap, type StoredFileSwapOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

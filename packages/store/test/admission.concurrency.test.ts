@@ -32,8 +32,8 @@ describe('admission under contention', () => {
     const admittedIds: number[] = [];
     const admitter = (handle: Db, workerId: string) => async () => {
       for (let round = 0; round < 15; round += 1) {
-        const admitted = await handle.transaction((tx) => admitQueuedRuns(tx, { limits: new Map([['shared', 5]]), defaultLimit: 1, workerId, target: { kind: 'local' }, batch: 4 }));
-        admittedIds.push(...admitted.map((r) => r.id));
+        const { runs } = await handle.transaction((tx) => admitQueuedRuns(tx, { limits: new Map([['shared', 5]]), defaultLimit: 1, workerId, target: { kind: 'local' }, batch: 4 }));
+        admittedIds.push(...runs.map((r) => r.id));
         const running = (await queueCounts(db)).get('shared')?.running ?? 0;
         assert.ok(running <= 5, `running ${running} of 5`);
       }
@@ -47,9 +47,9 @@ describe('admission under contention', () => {
     await enqueue('parent/sub', 3, {}, 'child');
     await enqueue('capped', 3);
     await enqueue('plain', 3);
-    const admitted = await admitQueuedRuns(db, { limits: new Map([['capped', 2]]), defaultLimit: 1, workerId: 'w', target: { kind: 'local' }, batch: 20 });
+    const { runs } = await admitQueuedRuns(db, { limits: new Map([['capped', 2]]), defaultLimit: 1, workerId: 'w', target: { kind: 'local' }, batch: 20 });
     const perQueue = new Map<string, number>();
-    for (const run of admitted) perQueue.set(run.queueName, (perQueue.get(run.queueName) ?? 0) + 1);
+    for (const run of runs) perQueue.set(run.queueName, (perQueue.get(run.queueName) ?? 0) + 1);
     assert.deepEqual(Object.fromEntries(perQueue), { 'parent/sub': 3, capped: 2, plain: 1 });
   });
 
@@ -58,7 +58,7 @@ describe('admission under contention', () => {
     await enqueue('gpu-q', 2, { gpu: 'true' });
     await enqueue('open', 2, { pool: 'a' }, 'later');
     const target = { kind: 'remote' as const, labels: { pool: 'a', zone: 'eu' } };
-    const admit = () => db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: 1, workerId: 'w', target, batch: 10 }));
+    const admit = async () => (await db.transaction((tx) => admitQueuedRuns(tx, { limits: new Map(), defaultLimit: 1, workerId: 'w', target, batch: 10 }))).runs;
     const first = await admit();
     assert.deepEqual(first.map((r) => r.dagRunId).sort(), ['full-0', 'later-0']);
     assert.ok(first.every((r) => r.ackedAt === null && r.dispatchTarget === 'remote'));

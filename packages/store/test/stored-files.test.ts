@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  contentHash, createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, putStoredFiles, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, swapStoredFiles, updateStoredFile,
+  contentHash, createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, putStoredFiles, renameStoredFile, storedFilesSince, storedFilesVersion, storedVersions, swapStoredFiles, updateStoredFile,
   type Db, type StoredFileKind,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
@@ -39,8 +39,9 @@ describe('stored files', () => {
     assert.equal(revived?.origin, 'instance-bob');
     assert.equal(await storedFilesVersion(db, 'dag'), start + 4);
     assert.equal(await storedFilesVersion(db, 'doc'), 0, 'kinds count their versions apart');
-    const both = await storedFilesVersions(db, ['dag', 'doc']);
-    assert.deepEqual([...both].sort(), [['dag', start + 4], ['doc', 0]], 'one read gives each kind its own counter');
+    const both = await storedVersions(db, ['dag', 'doc']);
+    assert.deepEqual([...both.files].sort(), [['dag', start + 4], ['doc', 0]], 'one read gives each kind its own counter');
+    assert.equal(both.profiles, 0, 'and the profile counter, which no file write moves');
   });
 
   test('catching up by version sees writes and deletes (tombstones), oldest first', async () => {
@@ -88,7 +89,7 @@ describe('stored files', () => {
   test('swap writes each file only if it is still as read: a file changed meanwhile is stale and kept; kinds change together with what `within` writes', async () => {
     await createStoredFile(db, 'dag', 'swap-kept', 'steps: [mine]\n', as('alice'));
     await createStoredFile(db, 'dag', 'swap-gone', 'steps: [old]\n', as('alice'));
-    const before = await storedFilesVersions(db, ['dag', 'doc']);
+    const before = (await storedVersions(db, ['dag', 'doc'])).files;
     const { outcomes, result } = await swapStoredFiles(other, [
       { kind: 'dag', name: 'swap-kept', content: 'steps: [theirs]\n', expectedHash: contentHash('steps: [read earlier]\n') },
       { kind: 'dag', name: 'swap-gone', content: null, expectedHash: contentHash('steps: [old]\n') },
@@ -97,7 +98,7 @@ describe('stored files', () => {
     ], as('sync'), async (tx, seen) => (await tx.query<{ n: number }>('SELECT count(*)::int AS n FROM stored_files WHERE name = $1 AND content IS NULL', ['swap-gone']))[0]?.n === 1 && seen.length === 4);
     assert.equal(result, true, 'within runs in the transaction, after the writes');
     assert.deepEqual(outcomes.map((o) => [o.kind, o.name, o.outcome]).sort(), [['dag', 'swap-gone', 'written'], ['dag', 'swap-kept', 'stale'], ['doc', 'swap-absent', 'unchanged'], ['doc', 'swap-new', 'written']]);
-    const after = await storedFilesVersions(db, ['dag', 'doc']);
+    const after = (await storedVersions(db, ['dag', 'doc'])).files;
     assert.deepEqual([after.get('dag'), after.get('doc')], [(before.get('dag') ?? 0) + 1, (before.get('doc') ?? 0) + 1], 'one version per kind written');
     assert.equal((await storedFilesSince(db, 'dag', before.get('dag') ?? 0)).find((r) => r.name === 'swap-kept'), undefined, 'the stale file was not written');
     const unchanged = await swapStoredFiles(db, [{ kind: 'dag', name: 'swap-kept', content: 'steps: [mine]\n', expectedHash: null }], as('sync'), () => Promise.resolve());

@@ -67,11 +67,11 @@ export class Dispatcher {
   /** One local admission; true when it filled a whole batch (more may be waiting). */
   private async admitLocal(): Promise<boolean> {
     try {
-      const admitted = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
+      const { runs, profilesVersion } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
       // Nothing admitted: only if nothing local waits at all may freed slots skip admission.
-      if (admitted.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
-      await this.startSideBySide(admitted);
-      return admitted.length === BATCH;
+      if (runs.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
+      await this.startSideBySide(runs, profilesVersion);
+      return runs.length === BATCH;
     } catch (error) {
       this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
       return false;
@@ -83,8 +83,8 @@ export class Dispatcher {
    * before it. The pass ends only when every start has (stop() waits for it, and the executor's
    * drain then sees every run): one that fails does not cut the wait for the others short.
    */
-  private async startSideBySide(admitted: RunRecord[]): Promise<void> {
-    const results = await Promise.allSettled(admitted.map((run) => this.deps.executor.start(run)));
+  private async startSideBySide(admitted: RunRecord[], profilesVersion: number | undefined): Promise<void> {
+    const results = await Promise.allSettled(admitted.map((run) => this.deps.executor.start(run, profilesVersion)));
     results.forEach((result, i) => {
       if (result.status === 'rejected') this.deps.logger.error('an admitted run could not start', { dagRunId: admitted[i]?.dagRunId, error: toError(result.reason) });
     });

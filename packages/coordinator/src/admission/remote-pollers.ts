@@ -4,8 +4,14 @@ import type { Logger } from '../logging/logger.js';
 import { SerialPass } from './serial-pass.js';
 import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 
+/** A run leased to a worker, and the profile counter as its admission saw it (see ProfileService.resolve). */
+export interface LeasedRun {
+  run: RunRecord;
+  profilesVersion?: number;
+}
+
 interface Waiter {
-  resolve: (run: RunRecord | undefined) => void;
+  resolve: (leased: LeasedRun | undefined) => void;
   timer: NodeJS.Timeout;
   done: boolean;
 }
@@ -37,18 +43,18 @@ export class RemotePollers {
   constructor(private readonly deps: RemotePollersDeps) {}
 
   /** Waits up to `waitMs` for a run this worker may take; undefined means "poll again". */
-  poll(workerId: string, labels: Record<string, string>, waitMs: number, cancelled: (onCancel: () => void) => void): Promise<RunRecord | undefined> {
+  poll(workerId: string, labels: Record<string, string>, waitMs: number, cancelled: (onCancel: () => void) => void): Promise<LeasedRun | undefined> {
     return new Promise((resolve) => {
       const entry = this.workers.get(workerId) ?? { labels, waiters: [] };
       entry.labels = labels;
       this.workers.set(workerId, entry);
       const waiter: Waiter = {
         done: false,
-        resolve: (run) => {
+        resolve: (leased) => {
           waiter.done = true;
           clearTimeout(waiter.timer);
           entry.waiters = entry.waiters.filter((w) => w !== waiter);
-          resolve(run);
+          resolve(leased);
         },
         timer: setTimeout(() => waiter.resolve(undefined), waitMs),
       };
@@ -90,16 +96,16 @@ export class RemotePollers {
   }
 
   private async admitFor(workerId: string, entry: WaitingWorker): Promise<void> {
-    const admitted = await admitQueuedRuns(this.deps.db, {
+    const { runs, profilesVersion } = await admitQueuedRuns(this.deps.db, {
       limits: this.deps.limits.explicit(),
       defaultLimit: DEFAULT_QUEUE_LIMIT,
       workerId,
       target: { kind: 'remote', labels: entry.labels },
       batch: entry.waiters.length,
     });
-    for (const run of admitted) {
+    for (const run of runs) {
       const waiter = entry.waiters.find((w) => !w.done);
-      if (waiter !== undefined) waiter.resolve(run);
+      if (waiter !== undefined) waiter.resolve({ run, ...(profilesVersion !== undefined ? { profilesVersion } : {}) });
       else await this.deps.release(run);
     }
   }

@@ -97,15 +97,19 @@ export class DagIndex {
     return { ...result, errors: [...this.baseErrors.map((e) => `base config: ${e}`), ...result.errors] };
   }
 
-  /** Brings the index up to the database's newest definitions: for reads and writes that must be exact. */
-  async current(): Promise<void> {
-    await StoredKindCache.currentAll(this.baseConfig, this.dags);
+  /**
+   * Brings the index up to the database's newest definitions: for reads and writes that must be
+   * exact. Answers the profile counter read with them, so a run queued from them resolves its
+   * profile entries as of the same moment (see ProfileService.resolve).
+   */
+  async current(): Promise<number> {
+    return StoredKindCache.currentAll(this.baseConfig, this.dags);
   }
 
-  /** The definition as the database has it now. */
-  async refresh(fileName: string): Promise<IndexedDag | undefined> {
-    await this.current();
-    return this.get(fileName);
+  /** The definition as the database has it now, and the profile counter read with it. */
+  async refresh(fileName: string): Promise<{ entry: IndexedDag | undefined; profilesVersion: number }> {
+    const profilesVersion = await this.current();
+    return { entry: this.get(fileName), profilesVersion };
   }
 
   /** Indexes a definition; a change is announced with its origin (the initial load has none). */

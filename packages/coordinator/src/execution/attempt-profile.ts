@@ -41,12 +41,13 @@ export function resolveInputOf(run: Pick<RunRecord, 'labels' | 'profileName'>): 
 
 /**
  * Resolves Global, workspace and profile entries afresh for this attempt (a retry sees the
- * values of its own time) and records their keys, kinds and layers on the run.
+ * values of its own time) and records their keys, kinds and layers on the run. `asOf`: the
+ * profile counter as the run's admission saw it (see ProfileService.resolve).
  */
-export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, run: RunRecord): Promise<AttemptProfile> {
+export async function resolveAttemptProfile(db: Db, profiles: ProfileResolver, run: RunRecord, asOf?: number): Promise<AttemptProfile> {
   let entries: ResolvedEntry[];
   try {
-    entries = (await profiles.resolve(resolveInputOf(run))).entries;
+    entries = (await profiles.resolve(resolveInputOf(run), db, asOf)).entries;
   } catch (error) {
     if (isConnectionError(error)) throw error;
     const what = run.profileName !== '' ? `runtime profile ${run.profileName}` : 'the runtime profile defaults';

@@ -122,11 +122,12 @@ export class LocalExecutor {
    * Starts an admitted run (status Running, worker local). A start that fails, for whatever
    * reason, fails the run: nothing else would, since this executor heartbeats as a worker and
    * the run would hold its queue slot until the next start-up of this coordinator.
+   * `profilesVersion`: the profile counter as the run's admission saw it.
    */
-  async start(run: RunRecord): Promise<void> {
+  async start(run: RunRecord, profilesVersion?: number): Promise<void> {
     let launched: Launched | { refused: string };
     try {
-      launched = await this.launch(run);
+      launched = await this.launch(run, profilesVersion);
     } catch (error) {
       launched = { refused: `the run could not start: ${toError(error).message}` };
     }
@@ -203,7 +204,7 @@ export class LocalExecutor {
   }
 
   /** The engine running the run, or why it cannot start; throws what it did not expect. */
-  private async launch(run: RunRecord): Promise<Launched | { refused: string }> {
+  private async launch(run: RunRecord, profilesVersion: number | undefined): Promise<Launched | { refused: string }> {
     const yaml = await this.deps.specs.yaml(run.specHash);
     const picked = (await this.deps.specs.select(run.specHash, run.fileName || run.dagName, run.dagName)) ?? { localDags: [], error: 'the recorded definition is missing' };
     if (picked.dag === undefined) return { refused: picked.error ?? 'no DAG to run' };
@@ -211,7 +212,7 @@ export class LocalExecutor {
     let profile: AttemptProfile;
     try {
       inputs = await attemptInputs(this.deps.db, this.deps.sealer, run);
-      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run);
+      profile = await resolveAttemptProfile(this.deps.db, this.deps.profiles, run, profilesVersion);
     } catch (error) {
       if (!(error instanceof UnstartableAttemptError)) throw error;
       return { refused: error.message };

@@ -16,10 +16,11 @@ async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string):
  * What a worker needs to run an admitted run: its identity, the exact definition, its params,
  * dotenv files, and this attempt's runtime-profile values (throws UnstartableAttemptError when its
  * profile or sealed inputs cannot be used). The values travel only in the task, over the authenticated channel.
+ * `profilesVersion`: the profile counter as the run's admission saw it.
  */
-export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string): Promise<Task> {
+export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string, profilesVersion?: number): Promise<Task> {
   const { paramsJson, runEnv, maskValues } = await attemptInputs(db, secrets.sealer, run);
-  const profile = await resolveAttemptProfile(db, secrets.profiles, run);
+  const profile = await resolveAttemptProfile(db, secrets.profiles, run, profilesVersion);
   return {
     ref: { dagName: run.dagName, dagRunId: run.dagRunId, attemptId: run.attemptId },
     ...runLineage(run),

@@ -215,7 +215,7 @@ export function assembleCoordinator(config: ServerConfig, logger: Logger, db: Db
       profiles,
       definition: async (fileName) => {
         // An exact read: a DAG changed through another coordinator a moment ago is the one started.
-        const entry = await index.refresh(fileName);
+        const { entry } = await index.refresh(fileName);
         return entry !== undefined ? { text: entry.text, dag: entry.result.dag, errors: entry.result.errors } : undefined;
       },
     }),

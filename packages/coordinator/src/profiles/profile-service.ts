@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { AlreadyExistsError, BadRequestError, ForbiddenError, NotFoundError } from '@trellis/core';
 import {
-  deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getSyncConfig, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError,
+  deleteEntry, deleteProfile, ensureDefaultsLayer, getEntry, getLayer, getSealedSecrets, getSyncConfig, getWorkspaceByName, insertProfile, listEntries, listProfiles, NameTakenError, profilesVersion,
   putSecret, putVariable, resealSecret, resealSecretParams, resealSyncToken, secretCountsByKey, secretParamsCountsByKey, secretParamsSealedWith, secretsSealedWith, updateProfile,
   type Db, type LayerRef, type ProfileEntryMeta, type Queryable, type ProfileChange, type ProfileEntryRecord, type ProfileRecord,
 } from '@trellis/store';
@@ -11,6 +11,7 @@ import { roleGrants } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import type { SecretKeyring } from './secret-keyring.js';
 import { SYNC_TOKEN_SECRET_ID } from '../sync/sync-token-id.js';
+import { EffectiveEntriesCache, pairKey, type EffectiveEntries, type EffectiveEntry } from './effective-entries-cache.js';
 
 /** Where a request points: a named profile, the Global defaults, or a workspace's defaults (by workspace name). */
 export type LayerAddress = { scope: 'profile'; name: string } | { scope: 'global' } | { scope: 'workspace'; workspaceName: string };
@@ -90,6 +91,9 @@ function layerName(address: LayerAddress): string {
  * active profile on its allowlist.
  */
 export class ProfileService {
+  /** Resolved entries kept while the database's profile counter stands still: a run start costs no read then. */
+  private readonly effectiveEntries = new EffectiveEntriesCache();
+
   constructor(
     private readonly db: Db,
     private readonly keyring: SecretKeyring,
@@ -190,11 +194,11 @@ export class ProfileService {
    * The effective entries of a run: Global defaults, then the workspace's defaults (when the
    * DAG names one), then the selected profile, which must exist and be active; secrets opened.
    * The values exist only in the answer: callers keep them in memory and record only keys,
-   * kinds and layers (`describe`).
+   * kinds and layers (`describe`). `asOf` is the profile counter as a statement just sent saw
+   * it (an admission's): given, entries kept at that value answer without a statement.
    */
-  async resolve(input: ResolveInput, q: Queryable = this.db): Promise<ResolvedProfile> {
-    const entries = await this.effective(input, q);
-    const sealed = new Map((await getSealedSecrets(q, entries.flatMap((e) => (e.secretId !== null ? [e.secretId] : [])))).map((s) => [s.id, s]));
+  async resolve(input: ResolveInput, q: Queryable = this.db, asOf?: number): Promise<ResolvedProfile> {
+    const { entries, sealed } = await this.effective(input, q, asOf);
     const resolved = entries.map((entry): ResolvedEntry => {
       const secret = entry.secretId !== null ? sealed.get(entry.secretId) : undefined;
       return { key: entry.key, kind: entry.kind, layer: entry.layer, value: secret !== undefined ? this.keyring.open(secret, secret.id) : (entry.value ?? '') };
@@ -203,12 +207,24 @@ export class ProfileService {
   }
 
   /** What `resolve` would answer without opening a secret: keys, kinds and layers (what a run records). */
-  async describe(input: ResolveInput, q: Queryable = this.db): Promise<ProfileEntryMeta[]> {
-    return (await this.effective(input, q)).map((e) => ({ key: e.key, kind: e.kind, layer: e.layer }));
+  async describe(input: ResolveInput, q: Queryable = this.db, asOf?: number): Promise<ProfileEntryMeta[]> {
+    return (await this.effective(input, q, asOf)).entries.map((e) => ({ key: e.key, kind: e.kind, layer: e.layer }));
+  }
+
+  /** The entries that win per key and their sealed values, from memory while the profile counter has not moved. */
+  private async effective(input: ResolveInput, q: Queryable, asOf?: number): Promise<EffectiveEntries> {
+    const version = asOf ?? (await profilesVersion(q));
+    const key = pairKey(input.workspaceName, input.profileName);
+    const kept = this.effectiveEntries.get(version, key);
+    if (kept !== undefined) return kept;
+    const entries = await this.readEffective(input, q);
+    const sealed = new Map((await getSealedSecrets(q, entries.flatMap((e) => (e.secretId !== null ? [e.secretId] : [])))).map((s) => [s.id, s]));
+    this.effectiveEntries.set(version, key, { entries, sealed });
+    return { entries, sealed };
   }
 
   /** The entry records that win per key, later layers first, sorted by key. */
-  private async effective(input: ResolveInput, q: Queryable): Promise<Array<ProfileEntryRecord & { layer: ResolvedEntry['layer'] }>> {
+  private async readEffective(input: ResolveInput, q: Queryable): Promise<EffectiveEntry[]> {
     const layers: Array<{ layer: ResolvedEntry['layer']; record: ProfileRecord | undefined }> = [{ layer: 'global', record: await getLayer(q, { scope: 'global' }) }];
     if (input.workspaceName !== undefined) {
       const workspace = await getWorkspaceByName(q, input.workspaceName);
@@ -222,7 +238,7 @@ export class ProfileService {
     }
     const present = layers.filter((l): l is { layer: ResolvedEntry['layer']; record: ProfileRecord } => l.record !== undefined);
     const entries = await listEntries(q, present.map((l) => l.record.id));
-    const effective = new Map<string, ProfileEntryRecord & { layer: ResolvedEntry['layer'] }>();
+    const effective = new Map<string, EffectiveEntry>();
     for (const { layer, record } of present) {
       for (const entry of entries.filter((e) => e.profileId === record.id)) effective.set(entry.key, { ...entry, layer });
     }

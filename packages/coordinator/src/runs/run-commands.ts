@@ -158,12 +158,15 @@ export class RunCommands {
     await auditRun(this.deps.db, actor, 'run.step.status_set', run, { stepName, status });
   }
 
-  /** The definition as the database has it now: a DAG just created or changed through another coordinator starts as stored. */
-  private async storedDag(fileName: string): Promise<{ dag: Dag; yaml: string }> {
-    const entry = await this.deps.index.refresh(fileName);
+  /**
+   * The definition as the database has it now: a DAG just created or changed through another
+   * coordinator starts as stored. The profile counter read with it goes with the start.
+   */
+  private async storedDag(fileName: string): Promise<{ dag: Dag; yaml: string; profilesVersion: number }> {
+    const { entry, profilesVersion } = await this.deps.index.refresh(fileName);
     if (entry === undefined) throw new NotFoundError('DAG not found', { fileName });
     if (entry.result.dag === undefined) throw new BadRequestError(`the DAG definition is invalid: ${entry.result.errors.join('; ')}`, { errors: entry.result.errors });
-    return { dag: entry.result.dag, yaml: entry.text };
+    return { dag: entry.result.dag, yaml: entry.text, profilesVersion };
   }
 }
 
@@ -174,8 +177,9 @@ function inlineDag(spec: string, name: string | undefined): { dag: Dag; yaml: st
   return { dag: loaded.dag, yaml: spec };
 }
 
-function startRequest(base: { dag: Dag; yaml: string }, fileName: string, options: StartOptions, trigger: string, actor: Actor, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
+function startRequest(base: { dag: Dag; yaml: string; profilesVersion?: number }, fileName: string, options: StartOptions, trigger: string, actor: Actor, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
   const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger, actor };
+  if (base.profilesVersion !== undefined) request.profilesAsOf = base.profilesVersion;
   if (options.params !== undefined) request.params = options.params;
   if (options.dagRunId !== undefined) request.dagRunId = options.dagRunId;
   if (options.dagName !== undefined) request.dagName = options.dagName;

@@ -46,6 +46,11 @@ export interface StartRequest {
   runEnv?: Record<string, string>;
   /** Secret values that params and runEnv carry (a new run of a sub-run that was handed its parent's secrets): recorded masked. */
   maskValues?: string[];
+  /**
+   * The profile counter as this start's read of its definition saw it: the run's entries are
+   * recorded from memory kept at that value, without a statement (see ProfileService.resolve).
+   */
+  profilesAsOf?: number;
   /** The audit event of this start, given the new run's names: recorded by the run's insert, so it costs no statement of its own. */
   audit?: (run: Pick<RunRecord, 'dagName' | 'dagRunId' | 'trigger'>) => NewEvent;
 }
@@ -101,7 +106,7 @@ export class RunService {
       throw new MaxRunReachedError(`${dagName} already has an active or queued run`, { dagName });
     }
     const profileName = this.profileOf(request.profileName);
-    const profileEntries = await this.profileEntriesOf(request.dag, profileName, request.profileCheckAtStart === true, q);
+    const profileEntries = await this.profileEntriesOf(request.dag, profileName, request.profileCheckAtStart === true, q, request.profilesAsOf);
     const newRun = {
       ...placementOf(request.dag.workerSelector, this.deps.defaultExecutionMode),
       dagName,
@@ -273,8 +278,8 @@ export class RunService {
   }
 
   /** The entries a new run would resolve now (refusing a missing or disabled profile), unless its check waits for its start. */
-  private async profileEntriesOf(dag: Dag, profileName: string | undefined, checkAtStart: boolean, q: Queryable): Promise<ProfileEntryMeta[]> {
-    const entries = this.deps.profiles.describe({ workspaceName: workspaceOfLabels(dag.labels), profileName }, q);
+  private async profileEntriesOf(dag: Dag, profileName: string | undefined, checkAtStart: boolean, q: Queryable, asOf: number | undefined): Promise<ProfileEntryMeta[]> {
+    const entries = this.deps.profiles.describe({ workspaceName: workspaceOfLabels(dag.labels), profileName }, q, asOf);
     return checkAtStart ? entries.catch(() => []) : entries;
   }
 

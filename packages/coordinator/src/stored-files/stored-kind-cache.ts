@@ -1,5 +1,5 @@
 import {
-  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedFilesVersions, updateStoredFile,
+  createStoredFile, deleteStoredFile, listenStoredFiles, putStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedVersions, updateStoredFile,
   type Db, type RenameOutcome, type StoredFile, type StoredFileKind,
 } from '@trellis/store';
 import { toError } from '@trellis/core';
@@ -65,11 +65,15 @@ export class StoredKindCache {
     await this.currentAt(await storedFilesVersion(this.db, this.kind));
   }
 
-  /** `current` for caches of several kinds on one database, with one read of their counters. */
-  static async currentAll(first: StoredKindCache, ...others: StoredKindCache[]): Promise<void> {
+  /**
+   * `current` for caches of several kinds on one database, with one read of their counters;
+   * answers the profile counter that read saw (see ProfileService.resolve).
+   */
+  static async currentAll(first: StoredKindCache, ...others: StoredKindCache[]): Promise<number> {
     const caches = [first, ...others];
-    const versions = await storedFilesVersions(first.db, caches.map((cache) => cache.kind));
-    await Promise.all(caches.map((cache) => cache.currentAt(versions.get(cache.kind) ?? 0)));
+    const versions = await storedVersions(first.db, caches.map((cache) => cache.kind));
+    await Promise.all(caches.map((cache) => cache.currentAt(versions.files.get(cache.kind) ?? 0)));
+    return versions.profiles;
   }
 
   /** Catches up when `version`, the kind's counter as just read, is newer than what this cache has seen. */

@@ -68,8 +68,9 @@ export class RemoteWorkers {
     const deps = this.deps;
     const labels = deps.registry.labelsOf(workerId);
     if (labels === undefined) return { registered: false };
-    const run = await deps.pollers.poll(workerId, labels, waitMs, (onCancel) => call.once('cancelled', onCancel));
-    if (run === undefined) return { registered: true, task: undefined };
+    const leased = await deps.pollers.poll(workerId, labels, waitMs, (onCancel) => call.once('cancelled', onCancel));
+    if (leased === undefined) return { registered: true, task: undefined };
+    const { run, profilesVersion } = leased;
     const giveBack = async (): Promise<void> => {
       await releaseLease(deps.db, run.id, run.attemptId);
       deps.wake();
@@ -82,7 +83,7 @@ export class RemoteWorkers {
     // back now instead of after the ack timeout (a stopping worker cancels its polls).
     call.onGivenUpAfterAnswer?.(() => void giveBack().catch((error: unknown) => deps.logger.warn('could not give back a hand-out the worker gave up on; the ack timeout will', { dagRunId: run.dagRunId, error })));
     try {
-      return { registered: true, task: await taskFor(deps.db, deps.specs, deps, run, deps.dagsDir) };
+      return { registered: true, task: await taskFor(deps.db, deps.specs, deps, run, deps.dagsDir, profilesVersion) };
     } catch (error) {
       if (!(error instanceof UnstartableAttemptError)) throw error;
       // The hand-out fails before any worker holds it: its profile cannot be used now.

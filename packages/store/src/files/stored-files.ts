@@ -52,10 +52,30 @@ export async function storedFilesVersion(q: Queryable, kind: StoredFileKind): Pr
   return row?.version ?? 0;
 }
 
-/** The newest versions of several kinds in one read: a check of a cache of each costs one statement. */
-export async function storedFilesVersions(q: Queryable, kinds: StoredFileKind[]): Promise<Map<StoredFileKind, number>> {
-  const rows = await q.query<{ kind: StoredFileKind; version: number }>('SELECT kind, version::float8 AS version FROM stored_file_versions WHERE kind = ANY($1::text[])', [kinds]);
-  return new Map(rows.map((row) => [row.kind, row.version]));
+/** The counters an exact read of cached definitions checks: each kind's, and the profile counter (migration 0031). */
+export interface StoredVersions {
+  files: Map<StoredFileKind, number>;
+  profiles: number;
+}
+
+/**
+ * The newest versions of several kinds and the profile counter in one read: a check of a cache
+ * of each costs one statement, and a run queued from the definitions read resolves its profile
+ * entries as of the same moment without a statement of its own.
+ */
+export async function storedVersions(q: Queryable, kinds: StoredFileKind[]): Promise<StoredVersions> {
+  const rows = await q.query<{ kind: StoredFileKind | ''; version: number }>(
+    `SELECT kind, version::float8 AS version FROM stored_file_versions WHERE kind = ANY($1::text[])
+     UNION ALL SELECT '', version::float8 FROM profile_version`,
+    [kinds],
+  );
+  const files = new Map<StoredFileKind, number>();
+  let profiles = 0;
+  for (const row of rows) {
+    if (row.kind === '') profiles = row.version;
+    else files.set(row.kind, row.version);
+  }
+  return { files, profiles };
 }
 
 /** Every row of a kind written after `version` (tombstones included), oldest first. */

@@ -27,6 +27,7 @@ import { sql as sealedRunSecretParams } from './0027_sealed_run_secret_params.js
 import { sql as syncState } from './0028_sync_state.js';
 import { sql as syncedSpecs } from './0029_synced_specs.js';
 import { sql as nodeEvents } from './0030_node_events.js';
+import { sql as profileVersion } from './0031_profile_version.js';
 
 interface Migration {
   version: number;
@@ -62,6 +63,7 @@ export const MIGRATIONS: Migration[] = [
   { version: 28, name: '0028_sync_state', sql: syncState },
   { version: 29, name: '0029_synced_specs', sql: syncedSpecs },
   { version: 30, name: '0030_node_events', sql: nodeEvents },
+  { version: 31, name: '0031_profile_version', sql: profileVersion },
 ];
 
 /** Any constant shared by every coordinator: the advisory lock that serialises migrations. */

@@ -74,6 +74,12 @@ export async function listProfiles(q: Queryable): Promise<ProfileRecord[]> {
   return q.query<ProfileRecord>(`SELECT ${COLUMNS} FROM ${FROM} WHERE p.scope = 'profile' ORDER BY p.name`);
 }
 
+/** The counter every change to workspaces, profiles, their entries and secrets moves (migration 0031). */
+export async function profilesVersion(q: Queryable): Promise<number> {
+  const [row] = await q.query<{ version: number }>('SELECT version::float8 AS version FROM profile_version');
+  return row?.version ?? 0;
+}
+
 export async function getLayer(q: Queryable, ref: LayerRef): Promise<ProfileRecord | undefined> {
   const { sql, params } = where(ref);
   const [row] = await q.query<ProfileRecord>(`SELECT ${COLUMNS} FROM ${FROM} WHERE ${sql}`, params);

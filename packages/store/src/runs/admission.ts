@@ -17,6 +17,17 @@ export interface AdmissionRequest {
   batch: number;
 }
 
+/** What one admission call took: the runs, and the profile counter as the call saw it. */
+export interface Admission {
+  runs: RunRecord[];
+  /**
+   * The `profile_version` counter (migration 0031) as of the admission: a start may resolve its
+   * profile entries from memory kept at this value without a statement of its own. Absent
+   * when no run was admitted.
+   */
+  profilesVersion?: number;
+}
+
 /**
  * Moves queued runs to Running for one executor, oldest first, without ever exceeding a
  * queue's limit, in one statement (the trellis_admit function, migration 0010). Each queue is
@@ -26,17 +37,16 @@ export interface AdmissionRequest {
  * a full queue never starves the others. Remote runs are leased: `acked_at` stays empty until
  * the worker confirms the claim.
  */
-export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<RunRecord[]> {
+export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<Admission> {
   const remote = request.target.kind === 'remote';
   const labels = request.target.kind === 'remote' ? request.target.labels : {};
-  return q.query<RunRecord>(`SELECT ${RUN_COLUMNS} FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6) AS runs`, [
-    remote,
-    JSON.stringify(labels),
-    JSON.stringify(Object.fromEntries(request.limits)),
-    request.defaultLimit,
-    request.batch,
-    request.workerId,
-  ]);
+  const rows = await q.query<RunRecord & { profilesVersion: number }>(
+    `SELECT ${RUN_COLUMNS}, (SELECT version::float8 FROM profile_version) AS "profilesVersion" FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6) AS runs`,
+    [remote, JSON.stringify(labels), JSON.stringify(Object.fromEntries(request.limits)), request.defaultLimit, request.batch, request.workerId],
+  );
+  const profilesVersion = rows[0]?.profilesVersion;
+  const runs = rows.map(({ profilesVersion: _version, ...run }) => run);
+  return { runs, ...(profilesVersion !== undefined ? { profilesVersion } : {}) };
 }
 
 /** Queued runs per queue and running runs per queue, for conditions and the queues endpoint. */

@@ -44,13 +44,21 @@ describe('admission under contention', () => {
   });
 
   test('slots: an explicit limit, else unlimited for sub-run queues, else the default', async () => {
+    // What the test before left queued would count as waiting.
+    await db.query(`UPDATE runs SET status = ${RunStatus.Aborted} WHERE status = ${RunStatus.Queued}`);
     await enqueue('parent/sub', 3, {}, 'child');
     await enqueue('capped', 3);
     await enqueue('plain', 3);
-    const { runs } = await admitQueuedRuns(db, { limits: new Map([['capped', 2]]), defaultLimit: 1, workerId: 'w', target: { kind: 'local' }, batch: 20 });
+    const { runs, moreQueued } = await admitQueuedRuns(db, { limits: new Map([['capped', 2]]), defaultLimit: 1, workerId: 'w', target: { kind: 'local' }, batch: 20 });
     const perQueue = new Map<string, number>();
     for (const run of runs) perQueue.set(run.queueName, (perQueue.get(run.queueName) ?? 0) + 1);
     assert.deepEqual(Object.fromEntries(perQueue), { 'parent/sub': 3, capped: 2, plain: 1 });
+    assert.equal(moreQueued, true, 'runs held by full queues are still queued');
+    const rest = await admitQueuedRuns(db, { limits: new Map([['capped', 9]]), defaultLimit: 9, workerId: 'w', target: { kind: 'local' }, batch: 20 });
+    assert.deepEqual(rest.runs.map((r) => r.queueName).sort(), ['capped', 'plain', 'plain']);
+    assert.equal(rest.moreQueued, false, 'the runs it admitted are not counted as still queued');
+    const none = await admitQueuedRuns(db, { limits: new Map(), defaultLimit: 9, workerId: 'w', target: { kind: 'local' }, batch: 20 });
+    assert.deepEqual([none.runs, none.moreQueued], [[], false], 'an admission of nothing answers no runs, not a row of nulls');
   });
 
   test('remote admission takes only runs whose selector the worker labels contain, and a full queue does not starve another', async () => {

@@ -1,4 +1,4 @@
-import { admitQueuedRuns, hasQueuedRuns, type Db, type RunRecord } from '@trellis/store';
+import { admitQueuedRuns, type Db, type RunRecord } from '@trellis/store';
 import { toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
 import type { LocalExecutor } from '../execution/local-executor.js';
@@ -67,9 +67,10 @@ export class Dispatcher {
   /** One local admission; true when it filled a whole batch (more may be waiting). */
   private async admitLocal(): Promise<boolean> {
     try {
-      const { runs, profilesVersion } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
-      // Nothing admitted: only if nothing local waits at all may freed slots skip admission.
-      if (runs.length === 0) this.noLocalQueued = !(await hasQueuedRuns(this.deps.db, 'local'));
+      const { runs, profilesVersion, moreQueued } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
+      // Only while local runs wait (for a slot) do freed slots need an admission pass: a run
+      // queued after this statement wakes the dispatcher itself.
+      this.noLocalQueued = !moreQueued;
       await this.startSideBySide(runs, profilesVersion);
       return runs.length === BATCH;
     } catch (error) {

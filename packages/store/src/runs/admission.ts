@@ -17,16 +17,20 @@ export interface AdmissionRequest {
   batch: number;
 }
 
-/** What one admission call took: the runs, and the profile counter as the call saw it. */
+/** What one admission call took and saw, as of its statement. */
 export interface Admission {
   runs: RunRecord[];
   /**
    * The `profile_version` counter (migration 0031) as of the admission: a start may resolve its
-   * profile entries from memory kept at this value without a statement of its own. Absent
-   * when no run was admitted.
+   * profile entries from memory kept at this value without a statement of its own.
    */
-  profilesVersion?: number;
+  profilesVersion: number;
+  /** Runs for this kind of executor were still queued besides those admitted (held by a full queue, or past the batch). */
+  moreQueued: boolean;
 }
+
+/** An admission's answer: one row per admitted run, or a single row of NULL run columns when none was. */
+type AdmissionRow = { [K in keyof RunRecord]: RunRecord[K] | null } & { profilesVersion: number; moreQueued: boolean };
 
 /**
  * Moves queued runs to Running for one executor, oldest first, without ever exceeding a
@@ -35,18 +39,24 @@ export interface Admission {
  * are claimed with FOR UPDATE SKIP LOCKED, so two coordinators on one database can neither
  * admit the same run nor overshoot a limit. Only queues with a free slot supply candidates, so
  * a full queue never starves the others. Remote runs are leased: `acked_at` stays empty until
- * the worker confirms the claim.
+ * the worker confirms the claim. The same statement answers whether other runs of the kind are
+ * still queued (its snapshot predates the admission, so the admitted ones are left out by id),
+ * and the profile counter.
  */
 export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<Admission> {
   const remote = request.target.kind === 'remote';
   const labels = request.target.kind === 'remote' ? request.target.labels : {};
-  const rows = await q.query<RunRecord & { profilesVersion: number }>(
-    `SELECT ${RUN_COLUMNS}, (SELECT version::float8 FROM profile_version) AS "profilesVersion" FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6) AS runs`,
-    [remote, JSON.stringify(labels), JSON.stringify(Object.fromEntries(request.limits)), request.defaultLimit, request.batch, request.workerId],
+  const rows = await q.query<AdmissionRow>(
+    `WITH admitted AS (SELECT * FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6))
+     SELECT ${RUN_COLUMNS}, v.version AS "profilesVersion", w.more AS "moreQueued"
+     FROM (SELECT version::float8 FROM profile_version) AS v (version)
+     CROSS JOIN (SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status = ${RunStatus.Queued} AND r.dispatch_target = $7 AND r.id NOT IN (SELECT id FROM admitted))) AS w (more)
+     LEFT JOIN admitted ON true`,
+    [remote, JSON.stringify(labels), JSON.stringify(Object.fromEntries(request.limits)), request.defaultLimit, request.batch, request.workerId, request.target.kind],
   );
-  const profilesVersion = rows[0]?.profilesVersion;
-  const runs = rows.map(({ profilesVersion: _version, ...run }) => run);
-  return { runs, ...(profilesVersion !== undefined ? { profilesVersion } : {}) };
+  const first = rows[0];
+  const runs = rows.flatMap(({ profilesVersion: _version, moreQueued: _more, ...run }) => (run.id !== null ? [run as RunRecord] : []));
+  return { runs, profilesVersion: first?.profilesVersion ?? 0, moreQueued: first?.moreQueued ?? false };
 }
 
 /** Queued runs per queue and running runs per queue, for conditions and the queues endpoint. */

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { InternalError } from '@trellis/core';
 import { DataDirInUseError } from './data-dir-in-use.js';
 import { compileWasmWithBaselineOnly, PGLITE_START_PARAMS } from './pglite-settings.js';
+import { PgliteStatements } from './pglite-statements.js';
 import { CAPABILITIES, type Db, type Queryable } from './types.js';
 
 /** Where a new cluster is built before it is renamed to its place (see createCluster). */
@@ -92,7 +93,9 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
     release();
     throw error;
   }
-  const query = async <T>(sql: string, params?: unknown[]): Promise<T[]> => (await db.query<T>(sql, params)).rows;
+  const statements = new PgliteStatements(db);
+  // Statements without parameters (migrations, fixed reads) go as PGlite sends them, as on PostgreSQL.
+  const query = async <T>(sql: string, params?: unknown[]): Promise<T[]> => (params !== undefined && params.length > 0 ? statements.query<T>(sql, params) : (await db.query<T>(sql)).rows);
   return {
     capabilities: CAPABILITIES.pglite,
     query,
@@ -100,7 +103,11 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
       await db.exec(sql);
     },
     transaction: <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      db.transaction(async (tx) => fn({ query: async <R>(sql: string, params?: unknown[]) => (await tx.query<R>(sql, params)).rows })),
+      db.transaction(async (tx) =>
+        fn({
+          query: async <R>(sql: string, params?: unknown[]) => (params !== undefined && params.length > 0 ? statements.queryInTransaction<R>(sql, params) : (await tx.query<R>(sql)).rows),
+        }),
+      ),
     close: async () => {
       await db.close();
       release();

@@ -1,0 +1,96 @@
+import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+
+type BackendMessages = Awaited<ReturnType<PGlite['execProtocolStream']>>;
+
+/** A named statement: its name in the session and the types of its parameters, as the server inferred them. */
+interface Prepared {
+  name: string;
+  paramTypes: number[];
+}
+
+/**
+ * Statements kept prepared. The store's SQL texts are a fixed set (values always travel as
+ * parameters), so this bound is never reached in use; past it, statements are parsed per call.
+ */
+const MAX_PREPARED = 1000;
+/** "cached plan must not change result type": a table under a prepared statement changed. */
+const CACHED_PLAN_CHANGED = '0A000';
+
+/**
+ * Parameterised statements on PGlite as named prepared statements, as pg-backend has them on
+ * PostgreSQL. PGlite's own `query` parses, analyses and plans its text on every call, on the
+ * coordinator's thread: a run's 30-column read cost 1.13 ms that way and 0.17 ms prepared, an
+ * empty admission 0.70 ms against 0.22 (pglite 0.5.16, measured side by side). Results are
+ * parsed with the instance's own parsers, so rows are what `query` would give.
+ */
+export class PgliteStatements {
+  private readonly prepared = new Map<string, Prepared>();
+  private made = 0;
+
+  constructor(private readonly db: PGlite) {}
+
+  /** A statement outside any transaction: it waits for one in progress, as PGlite's `query` does. */
+  query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.db._runExclusiveTransaction(() => this.db._runExclusiveQuery(() => this.runRetried<T>(sql, params, false)));
+  }
+
+  /** A statement inside the transaction the caller holds (PGlite's `transaction` callback). */
+  queryInTransaction<T>(sql: string, params: unknown[]): Promise<T[]> {
+    return this.db._runExclusiveQuery(() => this.run<T>(sql, params, true));
+  }
+
+  private async runRetried<T>(sql: string, params: unknown[], inTransaction: boolean): Promise<T[]> {
+    try {
+      return await this.run<T>(sql, params, inTransaction);
+    } catch (error) {
+      if ((error as { code?: string }).code !== CACHED_PLAN_CHANGED) throw error;
+      return this.run<T>(sql, params, inTransaction);
+    }
+  }
+
+  private async run<T>(sql: string, params: unknown[], inTransaction: boolean): Promise<T[]> {
+    const messages: BackendMessages = [];
+    try {
+      const statement = await this.statementFor(sql);
+      messages.push(...(await this.send(protocol.serialize.bind({ statement: statement.name, values: this.serialized(statement, params) }))));
+      messages.push(...(await this.send(protocol.serialize.describe({ type: 'P' }))));
+      messages.push(...(await this.send(protocol.serialize.execute({}))));
+    } catch (error) {
+      // Prepared again under a new name on the next call.
+      if ((error as { code?: string }).code === CACHED_PLAN_CHANGED) this.prepared.delete(sql);
+      throw error;
+    } finally {
+      // After an error the server skips messages until Sync: the session is usable again after it.
+      messages.push(...(await this.send(protocol.serialize.sync())));
+    }
+    // What PGlite's `query` does outside a transaction (inside one, the commit does it).
+    if (!inTransaction) await this.db.syncToFs();
+    return (parse.parseResults(messages, this.db.parsers)[0]?.rows ?? []) as T[];
+  }
+
+  private async statementFor(sql: string): Promise<Prepared> {
+    const known = this.prepared.get(sql);
+    if (known !== undefined) return known;
+    const kept = this.prepared.size < MAX_PREPARED;
+    const name = kept ? `trellis_${(this.made += 1)}` : '';
+    await this.send(protocol.serialize.parse({ name, text: sql }));
+    const paramTypes = parse.parseDescribeStatementResults(await this.send(protocol.serialize.describe({ type: 'S', name })));
+    const statement = { name, paramTypes };
+    if (kept) this.prepared.set(sql, statement);
+    return statement;
+  }
+
+  /** Values as PGlite's `query` serialises them: by the parameter's type, else as text. */
+  private serialized(statement: Prepared, params: unknown[]): Array<string | null> {
+    return params.map((param, i) => {
+      if (param === null || param === undefined) return null;
+      const serialize = this.db.serializers[statement.paramTypes[i] ?? 0];
+      // PGlite's own fallback: the value's text form.
+      return serialize !== undefined ? serialize(param) : (param as { toString(): string }).toString();
+    });
+  }
+
+  private send(message: Uint8Array): Promise<BackendMessages> {
+    return this.db.execProtocolStream(message, { syncToFs: false });
+  }
+}

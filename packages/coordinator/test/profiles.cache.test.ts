@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { RunStatus } from '@trellis/core';
-import { admitQueuedRuns, insertRun, profilesVersion, type Queryable } from '@trellis/store';
+import { admitQueuedRuns, insertRun, profilesVersion, type Db } from '@trellis/store';
 import { createSilentLogger, openSecretKeyring, ProfileService } from '@trellis/coordinator';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 
@@ -18,26 +18,42 @@ async function ok(method: string, path: string, body?: unknown): Promise<void> {
   assert.ok(res.status < 300, `${method} ${path}: ${res.status} ${JSON.stringify(res.json)}`);
 }
 
-/** The database, counting the statements sent through it. */
-function counted(): { q: Queryable; statements: () => number } {
-  let statements = 0;
-  const q: Queryable = {
+let statements = 0;
+
+/** The coordinator's database, counting the statements sent through it. */
+function counting(db: Db): Db {
+  return {
+    capabilities: db.capabilities,
     query: async <T,>(sql: string, params?: unknown[]): Promise<T[]> => {
       statements += 1;
-      return t.coordinator.db.query<T>(sql, params);
+      return db.query<T>(sql, params);
     },
+    transaction: (fn) => db.transaction(fn),
+    exec: (sql) => db.exec(sql),
+    close: () => db.close(),
   };
-  return { q, statements: () => statements };
+}
+
+/** Statements sent while `fn` ran. */
+async function counted<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
+  const before = statements;
+  const result = await fn();
+  return { result, statements: statements - before };
 }
 
 const version = () => profilesVersion(t.coordinator.db);
 const INPUT = { workspaceName: 'team', profileName: 'prod' };
-const values = async (q: Queryable, asOf?: number) => Object.fromEntries((await profiles.resolve(INPUT, q, asOf)).entries.map((e) => [e.key, e.value]));
+const values = async (asOf?: number) => Object.fromEntries((await profiles.resolve(INPUT, undefined, asOf)).entries.map((e) => [e.key, e.value]));
 
 before(async () => {
-  t = await startTestCoordinator('profiles_cache', { cached: 'steps:\n  - name: s\n    command: "true"\n' }, { secretsKey: KEY });
+  t = await startTestCoordinator(
+    'profiles_cache',
+    // `held` waits for a worker that never comes: its entries stay those recorded when it was queued.
+    { cached: 'steps:\n  - name: s\n    command: "true"\n', held: 'worker_selector:\n  pool: none\nsteps:\n  - name: s\n    command: "true"\n' },
+    { secretsKey: KEY },
+  );
   // A service of its own: as another coordinator on the same database would hold it.
-  profiles = new ProfileService(t.coordinator.db, openSecretKeyring({ current: KEY, previous: [] }, t.coordinator.db.capabilities, t.dir, createSilentLogger()));
+  profiles = new ProfileService(counting(t.coordinator.db), openSecretKeyring({ current: KEY, previous: [] }, t.coordinator.db.capabilities, t.dir, createSilentLogger()));
   await ok('POST', '/workspaces', { name: 'team' });
   await ok('PUT', '/profiles/_global/variables/G', { value: 'g1' });
   await ok('PUT', '/profiles/_workspaces/team/variables/W', { value: 'w1' });
@@ -49,31 +65,45 @@ after(async () => t.stop());
 
 describe('resolved profile entries kept in memory', () => {
   test('at an unchanged counter value the entries answer without a statement; a change made elsewhere is read at the next value', async () => {
-    const first = counted();
     const v1 = await version();
-    assert.deepEqual(await values(first.q, v1), { G: 'g1', P: 'p1', S: 's1', W: 'w1' });
-    assert.ok(first.statements() > 0, 'the first resolve reads the layers');
-    const again = counted();
-    assert.deepEqual(await values(again.q, v1), { G: 'g1', P: 'p1', S: 's1', W: 'w1' });
-    assert.equal(again.statements(), 0, 'kept entries answer at the same counter value');
+    const first = await counted(() => values(v1));
+    assert.deepEqual(first.result, { G: 'g1', P: 'p1', S: 's1', W: 'w1' });
+    assert.ok(first.statements > 0, 'the first resolve reads the layers');
+    const again = await counted(() => values(v1));
+    assert.deepEqual(again.result, { G: 'g1', P: 'p1', S: 's1', W: 'w1' });
+    assert.equal(again.statements, 0, 'kept entries answer at the same counter value');
     // Another coordinator's write: this service hears nothing of it but the counter.
-    await t.call('PUT', '/profiles/prod/variables/P', { value: 'p2' });
+    await ok('PUT', '/profiles/prod/variables/P', { value: 'p2' });
     const v2 = await version();
     assert.ok(v2 > v1, `the counter moved: ${v1} -> ${v2}`);
-    const after = counted();
-    assert.deepEqual(await values(after.q, v2), { G: 'g1', P: 'p2', S: 's1', W: 'w1' });
-    assert.ok(after.statements() > 0);
+    const later = await counted(() => values(v2));
+    assert.deepEqual(later.result, { G: 'g1', P: 'p2', S: 's1', W: 'w1' });
+    assert.ok(later.statements > 0);
   });
 
   test('without a counter value (a run being queued) the counter is read first, so every change is seen at once', async () => {
-    const q = counted().q;
-    await values(q);
+    await values();
     await t.coordinator.db.query(`UPDATE profile_entries SET value = 'g3' WHERE key = 'G'`);
-    assert.equal((await values(q)).G, 'g3');
+    assert.equal((await values()).G, 'g3');
     await ok('PATCH', '/profiles/prod', { status: 'disabled' });
     await assert.rejects(profiles.resolve(INPUT), /disabled/);
     await ok('PATCH', '/profiles/prod', { status: 'active' });
-    assert.equal((await values(q)).P, 'p2');
+    assert.equal((await values()).P, 'p2');
+  });
+
+  test('reads inside a caller\'s transaction are not kept: they may hold its uncommitted writes', async () => {
+    const v = await version();
+    await values(v);
+    await assert.rejects(
+      t.coordinator.db.transaction(async (tx) => {
+        await tx.query(`UPDATE profile_entries SET value = 'uncommitted' WHERE key = 'G'`);
+        assert.equal(Object.fromEntries((await profiles.resolve(INPUT, tx)).entries.map((e) => [e.key, e.value])).G, 'uncommitted');
+        throw new Error('roll back');
+      }),
+      /roll back/,
+    );
+    assert.equal(await version(), v, 'the rollback left the counter where it was');
+    assert.equal((await values(v)).G, 'g3');
   });
 
   test('every statement that changes a workspace, a profile, an entry or a secret moves the counter', async () => {
@@ -90,7 +120,7 @@ describe('resolved profile entries kept in memory', () => {
       await t.coordinator.db.query(change);
       assert.ok((await version()) > before, change);
     }
-    assert.deepEqual(Object.keys(await values(counted().q, await version())), ['G', 'P', 'S'], 'the deleted workspace layer is gone');
+    assert.deepEqual(Object.keys(await values(await version())), ['G', 'P', 'S'], 'the deleted workspace layer is gone');
   });
 
   test('a start records the entries as of its read of the definition: one made by another coordinator just before is in them', async () => {
@@ -104,6 +134,17 @@ describe('resolved profile entries kept in memory', () => {
     await t.coordinator.db.query(`INSERT INTO profile_entries (profile_id, key, kind, value, updated_by) VALUES ($1, 'N', 'variable', 'n', 'elsewhere')`, [globalId]);
     assert.equal((await t.call('POST', '/dags/cached/start', { dagRunId: 'c2' })).status, 200);
     assert.deepEqual(await keysOf('c2'), ['G', 'N']);
+    // What the queueing recorded, before any start could record it again.
+    assert.equal((await t.call('POST', '/dags/held/start', { dagRunId: 'h1' })).status, 200);
+    await t.coordinator.db.query(`INSERT INTO profile_entries (profile_id, key, kind, value, updated_by) VALUES ($1, 'M', 'variable', 'm', 'elsewhere')`, [globalId]);
+    assert.equal((await t.call('POST', '/dags/held/start', { dagRunId: 'h2' })).status, 200);
+    const queuedKeys = async (dagRunId: string) => {
+      const { dagRun } = (await t.call('GET', `/dag-runs/held/${dagRunId}`)).json as { dagRun: { status: number; profileEntries: Array<{ key: string }> } };
+      assert.equal(dagRun.status, RunStatus.Queued);
+      return dagRun.profileEntries.map((e) => e.key);
+    };
+    assert.deepEqual(await queuedKeys('h1'), ['G', 'N']);
+    assert.deepEqual(await queuedKeys('h2'), ['G', 'M', 'N']);
   });
 
   test('an admission reports the counter its statement saw', async () => {

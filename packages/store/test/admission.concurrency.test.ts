@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
-import { admitQueuedRuns, insertRun, queueCounts, type Db } from '@trellis/store';
+import { admitQueuedRuns, insertRun, profilesVersion, queueCounts, type Admission, type Db } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
 let db: Db;
@@ -72,4 +72,30 @@ describe('admission under contention', () => {
     assert.ok(first.every((r) => r.ackedAt === null && r.dispatchTarget === 'remote'));
     assert.deepEqual(await admit(), [], 'both queues are at their limit of one');
   });
+
+  test('the profile counter an admission answers is read after its claim: a change committed while it waited for the queue is in it', async () => {
+    await enqueue('race-q', 1, { pool: 'race' }, 'race');
+    const before = await profilesVersion(db);
+    let admission: Promise<Admission> | undefined;
+    await other.transaction(async (tx) => {
+      // Holds the queue as another admission would (on PGlite the transaction alone holds everything).
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtext('trellis.queue.race-q'))`);
+      admission = db.transaction((t) => admitQueuedRuns(t, { limits: new Map(), defaultLimit: 1, workerId: 'w', target: { kind: 'remote', labels: { pool: 'race' } }, batch: 1 }));
+      if (db.capabilities.advisoryLocks) await waitForAdvisoryWaiter();
+      await tx.query(`INSERT INTO workspaces (id, name) VALUES (gen_random_uuid(), 'race')`);
+    });
+    const admitted = await admission;
+    assert.deepEqual(admitted?.runs.map((r) => r.dagRunId), ['race-0']);
+    assert.ok((admitted?.profilesVersion ?? 0) > before, `the counter moved past ${before} while the admission waited: ${admitted?.profilesVersion}`);
+  });
 });
+
+/** Until a session waits for an advisory lock (the admission, its statement begun). */
+async function waitForAdvisoryWaiter(): Promise<void> {
+  for (let tries = 0; tries < 200; tries += 1) {
+    const [row] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`);
+    if ((row?.n ?? 0) > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('no admission waited for the queue lock');
+}

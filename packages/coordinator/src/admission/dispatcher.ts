@@ -84,7 +84,7 @@ export class Dispatcher {
    * before it. The pass ends only when every start has (stop() waits for it, and the executor's
    * drain then sees every run): one that fails does not cut the wait for the others short.
    */
-  private async startSideBySide(admitted: RunRecord[], profilesVersion: number | undefined): Promise<void> {
+  private async startSideBySide(admitted: RunRecord[], profilesVersion: number): Promise<void> {
     const results = await Promise.allSettled(admitted.map((run) => this.deps.executor.start(run, profilesVersion)));
     results.forEach((result, i) => {
       if (result.status === 'rejected') this.deps.logger.error('an admitted run could not start', { dagRunId: admitted[i]?.dagRunId, error: toError(result.reason) });

@@ -7,7 +7,7 @@ import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 /** A run leased to a worker, and the profile counter as its admission saw it (see ProfileService.resolve). */
 export interface LeasedRun {
   run: RunRecord;
-  profilesVersion?: number;
+  profilesVersion: number;
 }
 
 interface Waiter {
@@ -105,7 +105,7 @@ export class RemotePollers {
     });
     for (const run of runs) {
       const waiter = entry.waiters.find((w) => !w.done);
-      if (waiter !== undefined) waiter.resolve({ run, ...(profilesVersion !== undefined ? { profilesVersion } : {}) });
+      if (waiter !== undefined) waiter.resolve({ run, profilesVersion });
       else await this.deps.release(run);
     }
   }

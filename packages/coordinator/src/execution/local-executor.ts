@@ -204,7 +204,7 @@ export class LocalExecutor {
   }
 
   /** The engine running the run, or why it cannot start; throws what it did not expect. */
-  private async launch(run: RunRecord, profilesVersion: number | undefined): Promise<Launched | { refused: string }> {
+  private async launch(run: RunRecord, profilesVersion?: number): Promise<Launched | { refused: string }> {
     const yaml = await this.deps.specs.yaml(run.specHash);
     const picked = (await this.deps.specs.select(run.specHash, run.fileName || run.dagName, run.dagName)) ?? { localDags: [], error: 'the recorded definition is missing' };
     if (picked.dag === undefined) return { refused: picked.error ?? 'no DAG to run' };

@@ -211,20 +211,32 @@ export class ProfileService {
     return (await this.effective(input, q, asOf)).entries.map((e) => ({ key: e.key, kind: e.kind, layer: e.layer }));
   }
 
-  /** The entries that win per key and their sealed values, from memory while the profile counter has not moved. */
+  /**
+   * The entries that win per key and their sealed values, from memory while the profile counter
+   * has not moved. Reads made inside a caller's transaction are not kept: they may hold its
+   * uncommitted writes. Nor is a read that found an entry's secret gone (a delete landed between
+   * its statements): the next read, at the moved counter, sees both sides of it.
+   */
   private async effective(input: ResolveInput, q: Queryable, asOf?: number): Promise<EffectiveEntries> {
+    if (q !== this.db) return this.readEffective(input, q);
     const version = asOf ?? (await profilesVersion(q));
     const key = pairKey(input.workspaceName, input.profileName);
     const kept = this.effectiveEntries.get(version, key);
     if (kept !== undefined) return kept;
-    const entries = await this.readEffective(input, q);
+    const read = await this.readEffective(input, q);
+    if (read.entries.every((e) => e.secretId === null || read.sealed.has(e.secretId))) this.effectiveEntries.set(version, key, read);
+    return read;
+  }
+
+  /** The entries that win per key and the sealed values they point at, as the database has them. */
+  private async readEffective(input: ResolveInput, q: Queryable): Promise<EffectiveEntries> {
+    const entries = await this.readEntries(input, q);
     const sealed = new Map((await getSealedSecrets(q, entries.flatMap((e) => (e.secretId !== null ? [e.secretId] : [])))).map((s) => [s.id, s]));
-    this.effectiveEntries.set(version, key, { entries, sealed });
     return { entries, sealed };
   }
 
   /** The entry records that win per key, later layers first, sorted by key. */
-  private async readEffective(input: ResolveInput, q: Queryable): Promise<EffectiveEntry[]> {
+  private async readEntries(input: ResolveInput, q: Queryable): Promise<EffectiveEntry[]> {
     const layers: Array<{ layer: ResolvedEntry['layer']; record: ProfileRecord | undefined }> = [{ layer: 'global', record: await getLayer(q, { scope: 'global' }) }];
     if (input.workspaceName !== undefined) {
       const workspace = await getWorkspaceByName(q, input.workspaceName);

@@ -105,7 +105,7 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
     transaction: <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
       db.transaction(async (tx) =>
         fn({
-          query: async <R>(sql: string, params?: unknown[]) => (params !== undefined && params.length > 0 ? statements.queryInTransaction<R>(sql, params) : (await tx.query<R>(sql)).rows),
+          query: async <R>(sql: string, params?: unknown[]) => (params !== undefined && params.length > 0 ? statements.queryInTransaction<R>(tx, sql, params) : (await tx.query<R>(sql)).rows),
         }),
       ),
     close: async () => {

@@ -1,4 +1,4 @@
-import { parse, protocol, type PGlite } from '@electric-sql/pglite';
+import { parse, protocol, type PGlite, type Transaction } from '@electric-sql/pglite';
 
 type BackendMessages = Awaited<ReturnType<PGlite['execProtocolStream']>>;
 
@@ -30,12 +30,15 @@ export class PgliteStatements {
   constructor(private readonly db: PGlite) {}
 
   /** A statement outside any transaction: it waits for one in progress, as PGlite's `query` does. */
-  query<T>(sql: string, params: unknown[]): Promise<T[]> {
+  async query<T>(sql: string, params: unknown[]): Promise<T[]> {
+    // Refuses, as `query` does, once the database is closed.
+    await this.db._checkReady();
     return this.db._runExclusiveTransaction(() => this.db._runExclusiveQuery(() => this.runRetried<T>(sql, params, false)));
   }
 
-  /** A statement inside the transaction the caller holds (PGlite's `transaction` callback). */
-  queryInTransaction<T>(sql: string, params: unknown[]): Promise<T[]> {
+  /** A statement in `tx`, the transaction the caller's callback holds; refused once it has ended, as its own `query` is. */
+  queryInTransaction<T>(tx: Transaction, sql: string, params: unknown[]): Promise<T[]> {
+    if (tx.closed) return Promise.reject(new Error('Transaction is closed'));
     return this.db._runExclusiveQuery(() => this.run<T>(sql, params, true));
   }
 
@@ -63,7 +66,7 @@ export class PgliteStatements {
       // After an error the server skips messages until Sync: the session is usable again after it.
       messages.push(...(await this.send(protocol.serialize.sync())));
     }
-    // What PGlite's `query` does outside a transaction (inside one, the commit does it).
+    // As PGlite's `query`: the files are synced after a statement outside a transaction only.
     if (!inTransaction) await this.db.syncToFs();
     return (parse.parseResults(messages, this.db.parsers)[0]?.rows ?? []) as T[];
   }

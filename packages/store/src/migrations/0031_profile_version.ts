@@ -15,6 +15,10 @@ BEGIN
   UPDATE profile_version SET version = version + 1;
   RETURN NULL;
 END $$;
+CREATE FUNCTION trellis_profiles_version() RETURNS float8 LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+  RETURN (SELECT version::float8 FROM profile_version);
+END $$;
 CREATE TRIGGER workspaces_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON workspaces FOR EACH STATEMENT EXECUTE FUNCTION trellis_profiles_changed();
 CREATE TRIGGER profiles_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON profiles FOR EACH STATEMENT EXECUTE FUNCTION trellis_profiles_changed();
 CREATE TRIGGER profile_entries_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON profile_entries FOR EACH STATEMENT EXECUTE FUNCTION trellis_profiles_changed();

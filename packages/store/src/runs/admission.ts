@@ -21,8 +21,8 @@ export interface AdmissionRequest {
 export interface Admission {
   runs: RunRecord[];
   /**
-   * The `profile_version` counter (migration 0031) as of the admission: a start may resolve its
-   * profile entries from memory kept at this value without a statement of its own.
+   * The `profile_version` counter (migration 0031), read after the runs were claimed: a start
+   * may resolve its profile entries from memory kept at this value without a statement of its own.
    */
   profilesVersion: number;
   /** Runs for this kind of executor were still queued besides those admitted (held by a full queue, or past the batch). */
@@ -41,16 +41,15 @@ type AdmissionRow = { [K in keyof RunRecord]: RunRecord[K] | null } & { profiles
  * a full queue never starves the others. Remote runs are leased: `acked_at` stays empty until
  * the worker confirms the claim. The same statement answers whether other runs of the kind are
  * still queued (its snapshot predates the admission, so the admitted ones are left out by id),
- * and the profile counter.
+ * and the profile counter as of after the claim (read with a snapshot of its own, migration 0031).
  */
 export async function admitQueuedRuns(q: Queryable, request: AdmissionRequest): Promise<Admission> {
   const remote = request.target.kind === 'remote';
   const labels = request.target.kind === 'remote' ? request.target.labels : {};
   const rows = await q.query<AdmissionRow>(
     `WITH admitted AS (SELECT * FROM trellis_admit($1, $2::jsonb, $3::jsonb, $4, $5, $6))
-     SELECT ${RUN_COLUMNS}, v.version AS "profilesVersion", w.more AS "moreQueued"
-     FROM (SELECT version::float8 FROM profile_version) AS v (version)
-     CROSS JOIN (SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status = ${RunStatus.Queued} AND r.dispatch_target = $7 AND r.id NOT IN (SELECT id FROM admitted))) AS w (more)
+     SELECT ${RUN_COLUMNS}, trellis_profiles_version() AS "profilesVersion", w.more AS "moreQueued"
+     FROM (SELECT EXISTS (SELECT 1 FROM runs r WHERE r.status = ${RunStatus.Queued} AND r.dispatch_target = $7 AND r.id NOT IN (SELECT id FROM admitted))) AS w (more)
      LEFT JOIN admitted ON true`,
     [remote, JSON.stringify(labels), JSON.stringify(Object.fromEntries(request.limits)), request.defaultLimit, request.batch, request.workerId, request.target.kind],
   );

@@ -51,7 +51,7 @@ export { RUN_LOG_CHANNEL, MAX_LOG_PIECE, type LogStreamInfo, type LogStreamRef }
 export { logTail, logLineStart, logBytes } from './logs/read-log.js';
 export { storedLogSize } from './logs/stored-log-size.js';
 export {
-  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, swapStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedVersions, contentHash, type StoredVersions,
+  createStoredFile, updateStoredFile, putStoredFile, putStoredFiles, swapStoredFiles, deleteStoredFile, renameStoredFile, storedFilesSince, storedFilesVersion, storedVersions, contentHash,
   type StoredFile, type StoredFileWriter, type RenameOutcome, type StoredFileSwap, type StoredFileSwapOutcome,
 } from './files/stored-files.js';
 export { listenStoredFiles, STORED_FILES_CHANNEL, type StoredFileKind } from './files/stored-file-notify.js';

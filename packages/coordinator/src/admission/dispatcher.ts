@@ -29,8 +29,10 @@ export class Dispatcher {
   private readonly passes = new SerialPass(() => this.admitLocal());
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  /** The last admission found no local run queued, and nothing has queued one since. */
+  /** The last admission found no local run queued besides those it admitted, and nothing has queued one since. */
   private noLocalQueued = false;
+  /** `work` wakes so far: an admission's answer about queued runs stands only if none came while it was sent. */
+  private workWakes = 0;
 
   constructor(private readonly deps: DispatcherDeps) {
     // A run that ends frees a slot: local runs waiting for it may be admitted.
@@ -53,8 +55,10 @@ export class Dispatcher {
     if (this.stopped) return;
     this.deps.remote?.wake(reason === 'remote');
     if (reason === 'remote') return;
-    if (reason === 'work') this.noLocalQueued = false;
-    else if (this.noLocalQueued) return;
+    if (reason === 'work') {
+      this.noLocalQueued = false;
+      this.workWakes += 1;
+    } else if (this.noLocalQueued) return;
     this.passes.request();
   }
 
@@ -67,10 +71,12 @@ export class Dispatcher {
   /** One local admission; true when it filled a whole batch (more may be waiting). */
   private async admitLocal(): Promise<boolean> {
     try {
+      const wakesBefore = this.workWakes;
       const { runs, profilesVersion, moreQueued } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
-      // Only while local runs wait (for a slot) do freed slots need an admission pass: a run
-      // queued after this statement wakes the dispatcher itself.
-      this.noLocalQueued = !moreQueued;
+      // Only while local runs wait (for a slot) do freed slots need an admission pass. The answer
+      // is as of the statement's start: a run queued since woke the dispatcher, and then it stands
+      // until the pass that wake asked for looks again.
+      if (this.workWakes === wakesBefore) this.noLocalQueued = !moreQueued;
       await this.startSideBySide(runs, profilesVersion);
       return runs.length === BATCH;
     } catch (error) {

@@ -18,7 +18,7 @@ async function dotenvFilesOf(specs: SpecCache, run: RunRecord, dagsDir: string):
  * profile or sealed inputs cannot be used). The values travel only in the task, over the authenticated channel.
  * `profilesVersion`: the profile counter as the run's admission saw it.
  */
-export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string, profilesVersion?: number): Promise<Task> {
+export async function taskFor(db: Db, specs: SpecCache, secrets: { profiles: ProfileResolver; sealer: InputSealer }, run: RunRecord, dagsDir: string, profilesVersion: number): Promise<Task> {
   const { paramsJson, runEnv, maskValues } = await attemptInputs(db, secrets.sealer, run);
   const profile = await resolveAttemptProfile(db, secrets.profiles, run, profilesVersion);
   return {

@@ -9,8 +9,9 @@ interface Prepared {
 }
 
 /**
- * Statements kept prepared. The store's SQL texts are a fixed set (values always travel as
- * parameters), so this bound is never reached in use; past it, statements are parsed per call.
+ * Statements kept prepared. The store's SQL texts are bounded (values travel as parameters; a
+ * text varies only with the filters and batch sizes a caller uses), so this bound is not
+ * reached in use; past it, statements are parsed per call.
  */
 const MAX_PREPARED = 1000;
 /** "cached plan must not change result type": a table under a prepared statement changed. */

@@ -184,9 +184,12 @@ async function dropUnlinkedSecrets(q: Queryable, profileId: string): Promise<voi
 /**
  * Entry writes of one layer take turns (the caller's transaction holds the lock until it ends):
  * two concurrent sets otherwise deadlock between one's sweep of unlinked values and the other's
- * reference to its new value.
+ * reference to its new value. The profile counter's row (migration 0031) is taken first, as
+ * every write to these tables takes it before its own rows: a writer holding the layer while
+ * waiting for the counter would deadlock with one holding the counter and waiting for the layer.
  */
 async function lockProfile(q: Queryable, profileId: string): Promise<void> {
+  await q.query('SELECT 1 FROM profile_version FOR UPDATE');
   await q.query('SELECT 1 FROM profiles WHERE id::text = $1 FOR UPDATE', [profileId]);
 }
 

@@ -25,7 +25,11 @@ export interface Admission {
    * may resolve its profile entries from memory kept at this value without a statement of its own.
    */
   profilesVersion: number;
-  /** Runs for this kind of executor were still queued besides those admitted (held by a full queue, or past the batch). */
+  /**
+   * Runs for this kind of executor were still queued besides those admitted (held by a full
+   * queue, or past the batch), as of the statement's start: one queued while it waited for the
+   * queue locks is not counted.
+   */
   moreQueued: boolean;
 }
 
@@ -95,8 +99,8 @@ export async function requeueForRetry(q: Queryable, runId: number, attempt: Retr
 }
 
 /**
- * Whether any run waits for this kind of executor: when none does, idle pollers need no
- * admission pass each, and a freed slot needs no local admission pass.
+ * Whether any run waits for this kind of executor: when none does, idle remote pollers need no
+ * admission pass each.
  */
 export async function hasQueuedRuns(q: Queryable, kind: AdmissionTarget['kind']): Promise<boolean> {
   const rows = await q.query(`SELECT 1 FROM runs WHERE status = ${RunStatus.Queued} AND dispatch_target = $1 LIMIT 1`, [kind]);

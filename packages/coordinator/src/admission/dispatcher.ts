@@ -31,7 +31,7 @@ export class Dispatcher {
   private stopped = false;
   /** The last admission found no local run queued besides those it admitted, and nothing has queued one since. */
   private noLocalQueued = false;
-  /** `work` wakes so far: an admission's answer about queued runs stands only if none came while it was sent. */
+  /** `work` wakes so far: an admission's answer about queued runs stands only if none came while it ran. */
   private workWakes = 0;
 
   constructor(private readonly deps: DispatcherDeps) {
@@ -74,8 +74,8 @@ export class Dispatcher {
       const wakesBefore = this.workWakes;
       const { runs, profilesVersion, moreQueued } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
       // Only while local runs wait (for a slot) do freed slots need an admission pass. The answer
-      // is as of the statement's start: a run queued since woke the dispatcher, and then it stands
-      // until the pass that wake asked for looks again.
+      // is as of the statement's start: a run queued since woke the dispatcher, and that wake's
+      // reset of the flag stands until the pass it asked for looks again.
       if (this.workWakes === wakesBefore) this.noLocalQueued = !moreQueued;
       await this.startSideBySide(runs, profilesVersion);
       return runs.length === BATCH;

@@ -4,8 +4,10 @@
  * it in the same transaction, so a coordinator may keep resolved entries in memory and trust them
  * while the counter has not moved; it reads the counter with statements it sends anyway (the
  * definitions' version check, the admission), else on its own. The bump comes BEFORE the
- * statement's rows are locked: every writer takes the counter's row first, so none can hold a
- * row another writer waits for while it waits for the counter (lockProfile takes it first too).
+ * statement's rows are locked: every writer takes the counter's row before any row of these
+ * tables, so none can hold a row another writer waits for while it waits for the counter
+ * (lockProfile takes it first too). Table locks are another matter: a TRUNCATE or a migration
+ * that alters one of these tables takes its table lock first (nothing does so today).
  * `trellis_profiles_version` reads it with a snapshot of its own (VOLATILE): called after an
  * admission's claim in the same statement, it sees every change committed before the claim,
  * which the statement's own snapshot, taken before trellis_admit waits on its locks, may not.

@@ -1,7 +1,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { NodeStatus, RunStatus } from '@trellis/core';
 import { ProcessSpawner } from '@trellis/engine';
 import { cleanupRuns, nodeOf, readLog, runYaml, startYaml } from './support/run-yaml.js';
@@ -42,6 +44,26 @@ steps:
       assert.equal(result.outputs.outputs.captured, String(process.pid), 'captured output goes through pipes in this process');
       assert.equal(nodeOf(result, 'failing').error, 'exit status 3');
       assert.equal(nodeOf(result, 'missing').error, 'exit status 127');
+    } finally {
+      await spawner.close();
+    }
+  });
+
+  test('without log streaming, the process that spawns a step creates its log files; a step whose files cannot be opened fails with why', async () => {
+    const spawner = new ProcessSpawner();
+    try {
+      for (const launcher of [spawner.launch, undefined]) {
+        const logDir = mkdtempSync(join(tmpdir(), 'trellis-spawner-logs-'));
+        // A directory where the step's stdout file belongs: opening it for append fails (EISDIR), even as root.
+        mkdirSync(join(logDir, 'blocked.out'));
+        const result = await runYaml(`steps:\n  - {name: fine, command: 'echo made'}\n  - {name: blocked, command: 'echo never'}\n`, { logDir, streamLogs: false, ...(launcher !== undefined ? { launcher } : {}) });
+        assert.equal(readLog(nodeOf(result, 'fine').stdout), 'made\n');
+        assert.ok(existsSync(nodeOf(result, 'fine').stderr), 'the stderr file exists though nothing was written to it');
+        const blocked = nodeOf(result, 'blocked');
+        assert.equal(blocked.status, NodeStatus.Failed);
+        assert.match(blocked.error ?? '', /cannot open the step's log files: EISDIR/);
+        rmSync(logDir, { recursive: true, force: true });
+      }
     } finally {
       await spawner.close();
     }
@@ -153,7 +175,7 @@ steps:
       closeSync(openSync(path, 'a'));
       const spawner = new ProcessSpawner();
       void spawner.launch({ argv: ['sleep', '${marker}'], env: { PATH: process.env.PATH ?? '' }, cwd: dir, stdout: process.stdout, stderr: process.stderr,
-        files: { stdoutPath: path, stderrPath: path, stdoutFd: -1, stderrFd: -1 }, signal: new AbortController().signal, stopSignal: 'SIGTERM', killAfterMs: 1000 });
+        files: { stdoutPath: path, stderrPath: path }, signal: new AbortController().signal, stopSignal: 'SIGTERM', killAfterMs: 1000 });
     `;
     const host = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script], { cwd: ROOT, stdio: 'inherit' });
     try {

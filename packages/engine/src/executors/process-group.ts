@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { groupHasLiveMember } from './group-members.js';
 
@@ -9,12 +10,15 @@ export interface SpawnedResult {
   error?: string;
 }
 
-/** Log files a process writes to directly instead of through pipes; merged output names one file twice. */
+/**
+ * Log files a process writes to directly instead of through pipes; merged output names one file
+ * twice. The process that spawns the step creates and opens them: a spawner process takes that
+ * file system work (two inode creations a step, hundreds of microseconds each on a slow disk) off
+ * its parent's event loop.
+ */
 export interface DirectLogFiles {
   stdoutPath: string;
   stderrPath: string;
-  stdoutFd: number;
-  stderrFd: number;
 }
 
 export interface GroupSpawnOptions {
@@ -53,13 +57,22 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedResult> {
   return new Promise((resolve) => {
     const [command, ...args] = options.argv;
+    let fds: LogFds | undefined;
+    try {
+      fds = options.files !== undefined ? openLogs(options.files) : undefined;
+    } catch (error) {
+      resolve({ exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${messageOf(error)}` });
+      return;
+    }
     let child: ChildProcess;
     try {
-      const files = options.files;
-      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', files?.stdoutFd ?? 'pipe', files?.stderrFd ?? 'pipe'] });
+      child = spawn(command ?? 'sh', args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', fds?.out ?? 'pipe', fds?.err ?? 'pipe'] });
     } catch (error) {
-      resolve({ exitCode: 127, signal: null, stopped: false, error: (error instanceof Error ? error.message : String(error)) });
+      resolve({ exitCode: 127, signal: null, stopped: false, error: messageOf(error) });
       return;
+    } finally {
+      // The child holds its own copies once spawn returns (or nothing was started).
+      if (fds !== undefined) closeLogs(fds);
     }
     if (child.pid !== undefined) options.onStart?.(child.pid);
     let stopped = false;
@@ -96,6 +109,30 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
       void groupGone(child.pid).then(() => resolve(result));
     });
   });
+}
+
+interface LogFds {
+  out: number;
+  err: number;
+}
+
+function openLogs(files: DirectLogFiles): LogFds {
+  const out = openSync(files.stdoutPath, 'a');
+  try {
+    return { out, err: files.stderrPath === files.stdoutPath ? out : openSync(files.stderrPath, 'a') };
+  } catch (error) {
+    closeSync(out);
+    throw error;
+  }
+}
+
+function closeLogs(fds: LogFds): void {
+  closeSync(fds.out);
+  if (fds.err !== fds.out) closeSync(fds.err);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 /** How long a step's end waits for the rest of its killed group to be gone (a loaded host is slow to schedule them). */

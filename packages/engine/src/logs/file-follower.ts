@@ -28,7 +28,8 @@ export class FileFollower {
     targets: Array<{ path: string; stream: string }>,
   ) {
     this.files = targets.map(({ path, stream }) => {
-      const fd = openSync(path, 'r');
+      // Created here when the process that spawns the step has not yet done so.
+      const fd = openSync(path, 'a+');
       return { fd, path, stream, offset: fstatSync(fd).size };
     });
     this.timer = setInterval(() => this.readNew(), FOLLOW_INTERVAL_MS);

@@ -1,4 +1,3 @@
-import { closeSync, openSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { toError, NodeStatus, type Step } from '@trellis/core';
@@ -168,17 +167,11 @@ export class StepExecution {
   }
 
   private async executeDirect(node: NodeState, step: Step, env: Record<string, string>, direct: { merged: boolean }): Promise<ExecutionOutcome> {
-    // Synchronous on purpose: a create in a fresh directory takes tens of microseconds, less
-    // than the thread-pool round trip of the async call; two creates per step execution.
-    const out = openSync(node.stdoutPath, 'a');
-    const err = direct.merged ? out : openSync(node.stderrPath, 'a');
-    const files = { stdoutPath: node.stdoutPath, stderrPath: direct.merged ? node.stdoutPath : node.stderrPath, stdoutFd: out, stderrFd: err };
+    const files = { stdoutPath: node.stdoutPath, stderrPath: direct.merged ? node.stdoutPath : node.stderrPath };
     const follower = this.host.options.streamLogs !== false ? this.followerOf(node, step, direct) : undefined;
     try {
       return await this.invoke(node, step, env, { stdout: discard, stderr: discard, files });
     } finally {
-      closeSync(out);
-      if (err !== out) closeSync(err);
       follower?.finish();
     }
   }

@@ -1,7 +1,6 @@
 // The spawner process: starts step processes for a ProcessSpawner in the parent. It loads
 // nothing but the process-group code, so its small heap makes each fork cheap (not even
 // @trellis/core: its schema and YAML libraries would load with it).
-import { closeSync, openSync } from 'node:fs';
 import { Writable } from 'node:stream';
 import { runInProcessGroup } from '../process-group.js';
 import type { FromSpawner, SpawnMessage, ToSpawner } from './protocol.js';
@@ -13,29 +12,17 @@ function send(message: FromSpawner): void {
   if (process.connected) process.send?.(message);
 }
 
-function openLogs(message: SpawnMessage): { out: number; err: number } {
-  const out = openSync(message.stdoutPath, 'a');
-  try {
-    return { out, err: message.stderrPath === message.stdoutPath ? out : openSync(message.stderrPath, 'a') };
-  } catch (error) {
-    closeSync(out);
-    throw error;
-  }
-}
-
 async function spawnStep(message: SpawnMessage): Promise<void> {
   const entry: { controller: AbortController; pid?: number } = { controller: new AbortController() };
   running.set(message.id, entry);
-  let fds: { out: number; err: number } | undefined;
   try {
-    fds = openLogs(message);
     const result = await runInProcessGroup({
       argv: message.argv,
       env: message.env,
       cwd: message.cwd,
       stdout: discard,
       stderr: discard,
-      files: { stdoutPath: message.stdoutPath, stderrPath: message.stderrPath, stdoutFd: fds.out, stderrFd: fds.err },
+      files: { stdoutPath: message.stdoutPath, stderrPath: message.stderrPath },
       signal: entry.controller.signal,
       stopSignal: message.stopSignal,
       killAfterMs: message.killAfterMs,
@@ -45,14 +32,8 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
       },
     });
     send({ t: 'ended', id: message.id, result });
-  } catch (error) {
-    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `cannot open the step's log files: ${(error instanceof Error ? error.message : String(error))}` } });
   } finally {
     running.delete(message.id);
-    if (fds !== undefined) {
-      closeSync(fds.out);
-      if (fds.err !== fds.out) closeSync(fds.err);
-    }
   }
 }
 

@@ -4,7 +4,7 @@ export { DataDirInUseError } from './db/data-dir-in-use.js';
 export { isConnectionError, isTransient, withTransientRetry } from './db/transient.js';
 export { migrate, MigrationError, MIGRATIONS } from './migrations/index.js';
 export * from './runs/record.js';
-export { insertRun, specHash, RunExistsError, type NewRun } from './runs/insert-run.js';
+export { insertRun, specHash, RunExistsError, StaleDefinitionsError, type DefinitionVersions, type NewRun } from './runs/insert-run.js';
 export { saveSecretParams, getSecretParams, secretParamsSealedWith, resealSecretParams, secretParamsCountsByKey, type SecretParams, type StoredSecretParams } from './runs/secret-params.js';
 export { recordProfileEntries } from './runs/profile-entries.js';
 export { getRun, getLatestRun, getDagRunStates, countActiveRuns, getSpecYaml, type DagRunState } from './runs/get-run.js';

@@ -4,7 +4,8 @@ import { RunStatus } from '@trellis/core';
 import {
   failInterruptedRuns, getDagRunStates, getLatestRun, getNodes, getOutputs, getRun, getSpecYaml, insertRun, listRunSummaries, listRunSummaryJson, listRuns,
   purgeHistory, requeueForRetry, writeSnapshot, RunExistsError, RunSummaryCache, saveOutputs, setNodeData, setSuspended, specHash, updateRunStatus, InvalidCursorError,
-  type Db, type NewRun, type Queryable,
+  createStoredFile, insertProfile, profilesVersion, storedVersions, StaleDefinitionsError,
+  type Db, type DefinitionVersions, type NewRun, type Queryable,
 } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
@@ -46,6 +47,41 @@ describe('runs repository', () => {
       `SELECT type, user_id AS "userId", message, data FROM event_logs WHERE kind = 'audit' AND dag_run_id = 'with-event'`,
     );
     assert.deepEqual(events, [{ type: 'run.started', userId: 'u1', message: 'ann: started run with-event of etl', data: { trigger: 'manual' } }]);
+  });
+
+  test('a run made from cached definitions is recorded only while their versions stand; otherwise nothing is written', async () => {
+    const seen = async (): Promise<DefinitionVersions> => {
+      const versions = await storedVersions(db, ['base', 'dag']);
+      return { files: (['base', 'dag'] as const).map((kind) => ({ kind, version: versions.files.get(kind) ?? 0 })), profiles: await profilesVersion(db) };
+    };
+    const audit = (dagRunId: string) => ({ kind: 'audit', type: 'run.started', dagName: 'etl', dagRunId, message: 'started' });
+    const count = async (sql: string, params: unknown[]): Promise<number> => ((await db.query<{ n: number }>(sql, params))[0] as { n: number }).n;
+    const traces = async (dagRunId: string, yaml: string) => ({
+      runs: await count('SELECT count(*)::int AS n FROM runs WHERE dag_run_id = $1', [dagRunId]),
+      events: await count(`SELECT count(*)::int AS n FROM event_logs WHERE kind = 'audit' AND dag_run_id = $1`, [dagRunId]),
+      specs: await count('SELECT count(*)::int AS n FROM dag_specs WHERE hash = $1', [specHash(yaml)]),
+    });
+
+    const current = await seen();
+    const fresh = await insertRun(db, newRun({ dagRunId: 'as-cached', event: audit('as-cached'), expect: current }));
+    assert.equal(fresh.dagRunId, 'as-cached');
+    assert.equal('fresh' in fresh, false, 'the check leaves no field on the record');
+    assert.deepEqual(await traces('as-cached', 'steps: [echo]'), { runs: 1, events: 1, specs: 1 });
+    await assert.rejects(insertRun(db, newRun({ dagRunId: 'as-cached', expect: current })), RunExistsError, 'a taken id is still a taken id');
+
+    // A definition written since (any kind the start names), then a profile change.
+    await createStoredFile(db, 'dag', 'since', 'steps: [b]\n', { by: 'test', origin: 'elsewhere' });
+    await assert.rejects(insertRun(db, newRun({ dagRunId: 'stale-file', specYaml: 'steps: [stale]', event: audit('stale-file'), expect: current })), StaleDefinitionsError);
+    assert.deepEqual(await traces('stale-file', 'steps: [stale]'), { runs: 0, events: 0, specs: 0 });
+    const afterFile = await seen();
+    await insertProfile(db, { id: crypto.randomUUID(), name: `p-${Math.random().toString(36).slice(2)}`, description: '', protected: false, createdBy: 'test' });
+    assert.ok((await profilesVersion(db)) > afterFile.profiles);
+    await assert.rejects(insertRun(db, newRun({ dagRunId: 'stale-profile', expect: afterFile })), StaleDefinitionsError);
+    assert.deepEqual(await traces('stale-profile', 'steps: [echo]'), { runs: 0, events: 0, specs: 1 });
+    // A kind the start does not name moves without refusing it; versions read now pass.
+    await createStoredFile(db, 'doc', 'notes', 'text', { by: 'test', origin: 'elsewhere' });
+    await insertRun(db, newRun({ dagRunId: 'fresh-again', expect: await seen() }));
+    assert.equal((await getRun(db, 'etl', 'fresh-again'))?.dagRunId, 'fresh-again');
   });
 
   test('run env: recorded with the run, empty by default, kept by a new attempt', async () => {

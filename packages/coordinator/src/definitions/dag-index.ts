@@ -1,5 +1,5 @@
-import { loadDag, parseBaseConfig, type BaseConfig, type DagLoadResult } from '@trellis/core';
-import type { StoredFile } from '@trellis/store';
+import { loadDag, parseBaseConfig, type BaseConfig, type Dag, type DagLoadResult } from '@trellis/core';
+import type { DefinitionVersions, StoredFile } from '@trellis/store';
 import { StoredKindCache } from '../stored-files/stored-kind-cache.js';
 import type { Logger } from '../logging/logger.js';
 
@@ -48,6 +48,8 @@ export class DagIndex {
   private readonly listeners: DagChangeListener[] = [];
   private base: BaseConfig | undefined;
   private baseErrors: string[] = [];
+  /** The profile counter the newest exact read saw; undefined before the first. */
+  private profilesSeen: number | undefined;
 
   constructor(
     private readonly dags: StoredKindCache,
@@ -103,7 +105,22 @@ export class DagIndex {
    * profile entries as of the same moment (see ProfileService.resolve).
    */
   async current(): Promise<number> {
-    return StoredKindCache.currentAll(this.baseConfig, this.dags);
+    const profiles = await StoredKindCache.currentAll(this.baseConfig, this.dags);
+    // Reads answer out of order; the counter only grows.
+    this.profilesSeen = Math.max(this.profilesSeen ?? 0, profiles);
+    return profiles;
+  }
+
+  /**
+   * A valid definition as this index holds it, with the versions it holds it as of (and the
+   * profile counter its last exact read saw), for a start whose insert checks them instead of
+   * reading them first (RunCommands.startStored); undefined before the first exact read.
+   */
+  startable(fileName: string): { dag: Dag; yaml: string; expect: DefinitionVersions } | undefined {
+    const entry = this.entries.get(fileName);
+    if (this.profilesSeen === undefined || entry?.result.dag === undefined) return undefined;
+    const files = [this.baseConfig, this.dags].map((cache) => ({ kind: cache.kind, version: cache.seenVersion }));
+    return { dag: entry.result.dag, yaml: entry.text, expect: { files, profiles: this.profilesSeen } };
   }
 
   /** The definition as the database has it now, and the profile counter read with it. */

@@ -1,5 +1,8 @@
-import { RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus, BadRequestError, NotFoundError, TimeoutError } from '@trellis/core';
-import { queueRunCommand, setNodeData, type Db, type RunRecord } from '@trellis/store';
+import {
+  RunStatus, isTerminalRunStatus, isValidInlineRunName, loadDag, nodeStatusLabel, type Dag, type NodeStatus,
+  AlreadyExistsError, AlreadyRunningConflictError, BadRequestError, ForbiddenError, MaxRunReachedError, NotFoundError, TimeoutError,
+} from '@trellis/core';
+import { queueRunCommand, setNodeData, StaleDefinitionsError, type Db, type DefinitionVersions, type RunRecord } from '@trellis/store';
 import type { DagIndex } from '../definitions/dag-index.js';
 import type { LocalExecutor } from '../execution/local-executor.js';
 import type { RunQueries } from './run-queries.js';
@@ -52,6 +55,14 @@ export class RunCommands {
 
   /** Queues a run of a stored DAG; a singleton start is refused with `already_running` while the DAG is active. */
   async startStored(actor: Principal, fileName: string, options: StartOptions, action: StartAction = 'start'): Promise<RunRecord> {
+    const cached = this.deps.index.startable(fileName);
+    if (cached !== undefined) {
+      try {
+        return await this.started(actor, action, startRequest({ ...cached, profilesVersion: cached.expect.profiles }, fileName, options, 'manual', actor, 'already_running', cached.expect));
+      } catch (error) {
+        if (!mayBeStale(error)) throw error;
+      }
+    }
     return this.started(actor, action, startRequest(await this.storedDag(fileName), fileName, options, 'manual', actor, 'already_running'));
   }
 
@@ -177,8 +188,27 @@ function inlineDag(spec: string, name: string | undefined): { dag: Dag; yaml: st
   return { dag: loaded.dag, yaml: spec };
 }
 
-function startRequest(base: { dag: Dag; yaml: string; profilesVersion?: number }, fileName: string, options: StartOptions, trigger: string, actor: Actor, singleton: NonNullable<StartRequest['singleton']>): StartRequest {
+/**
+ * A start made from cached definitions is decided again on what the database holds when it
+ * failed for a reason stale definitions could give: they changed (the insert's check), or a
+ * refusal (params the DAG now takes, a profile made since) that a fresh read may not repeat.
+ * Nothing was recorded: each refusal comes before the run's insert, or is the insert's.
+ */
+function mayBeStale(error: unknown): boolean {
+  return [StaleDefinitionsError, BadRequestError, NotFoundError, ForbiddenError, AlreadyExistsError, MaxRunReachedError, AlreadyRunningConflictError].some((kind) => error instanceof kind);
+}
+
+function startRequest(
+  base: { dag: Dag; yaml: string; profilesVersion?: number },
+  fileName: string,
+  options: StartOptions,
+  trigger: string,
+  actor: Actor,
+  singleton: NonNullable<StartRequest['singleton']>,
+  expect?: DefinitionVersions,
+): StartRequest {
   const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger, actor };
+  if (expect !== undefined) request.expect = expect;
   if (base.profilesVersion !== undefined) request.profilesAsOf = base.profilesVersion;
   if (options.params !== undefined) request.params = options.params;
   if (options.dagRunId !== undefined) request.dagRunId = options.dagRunId;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { RunStatus, isActiveRunStatus, isTerminalRunStatus, resolveStartParams, selectDag, validateDagName, validateRunId, workspaceOfLabels, type Dag, AlreadyRunningError, BadRequestError, MaxRunReachedError, NotFoundError, NotRunningError, AlreadyRunningConflictError } from '@trellis/core';
 import {
   countActiveRuns, dequeueRun, getRun, getSpecYaml, insertRun, notifyDispatch, requestRemoteStop, requeueForRetry,
-  type Db, type NewEvent, type ProfileEntryMeta, type Queryable, type RunRecord,
+  type Db, type DefinitionVersions, type NewEvent, type ProfileEntryMeta, type Queryable, type RunRecord,
 } from '@trellis/store';
 import type { StartSubRunRequest } from '@trellis/core';
 import type { Dispatcher } from '../admission/dispatcher.js';
@@ -51,6 +51,8 @@ export interface StartRequest {
    * recorded from memory kept at that value, without a statement (see ProfileService.resolve).
    */
   profilesAsOf?: number;
+  /** Made from cached definitions: record the run only if they are still the newest stored (else StaleDefinitionsError). */
+  expect?: DefinitionVersions;
   /** The audit event of this start, given the new run's names: recorded by the run's insert, so it costs no statement of its own. */
   audit?: (run: Pick<RunRecord, 'dagName' | 'dagRunId' | 'trigger'>) => NewEvent;
 }
@@ -125,6 +127,7 @@ export class RunService {
       profileEntries,
       ...(request.runEnv !== undefined ? { runEnv: request.runEnv } : {}),
       ...(request.audit !== undefined ? { event: request.audit({ dagName, dagRunId, trigger: request.trigger }) } : {}),
+      ...(request.expect !== undefined ? { expect: request.expect } : {}),
     };
     const maskValues = request.maskValues ?? [];
     const run =

@@ -32,6 +32,11 @@ export class StoredKindCache {
     return this.live.get(name);
   }
 
+  /** The newest version this cache has applied: what its files are as of. */
+  get seenVersion(): number {
+    return this.version;
+  }
+
   all(): StoredFile[] {
     return [...this.live.values()];
   }

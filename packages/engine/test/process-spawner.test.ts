@@ -1,7 +1,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { NodeStatus, RunStatus } from '@trellis/core';
@@ -49,20 +49,27 @@ steps:
     }
   });
 
-  test('without log streaming, the process that spawns a step creates its log files; a step whose files cannot be opened fails with why', async () => {
+  test('the process that spawns a step creates its log files; a step whose files cannot be opened fails with why', async () => {
     const spawner = new ProcessSpawner();
     try {
       for (const launcher of [spawner.launch, undefined]) {
-        const logDir = mkdtempSync(join(tmpdir(), 'trellis-spawner-logs-'));
-        // A directory where the step's stdout file belongs: opening it for append fails (EISDIR), even as root.
-        mkdirSync(join(logDir, 'blocked.out'));
-        const result = await runYaml(`steps:\n  - {name: fine, command: 'echo made'}\n  - {name: blocked, command: 'echo never'}\n`, { logDir, streamLogs: false, ...(launcher !== undefined ? { launcher } : {}) });
-        assert.equal(readLog(nodeOf(result, 'fine').stdout), 'made\n');
-        assert.ok(existsSync(nodeOf(result, 'fine').stderr), 'the stderr file exists though nothing was written to it');
-        const blocked = nodeOf(result, 'blocked');
-        assert.equal(blocked.status, NodeStatus.Failed);
-        assert.match(blocked.error ?? '', /cannot open the step's log files: EISDIR/);
-        rmSync(logDir, { recursive: true, force: true });
+        for (const streamLogs of [false, true]) {
+          const logDir = mkdtempSync(join(tmpdir(), 'trellis-spawner-logs-'));
+          // A directory where the step's stdout file belongs: opening it for append fails (EISDIR), even as root.
+          mkdirSync(join(logDir, 'blocked.out'));
+          // Bytes a file held before its step (an earlier attempt's) are not reported again.
+          writeFileSync(join(logDir, 'fine.out'), 'earlier\n');
+          const result = await runYaml(`steps:\n  - {name: fine, command: 'echo made'}\n  - {name: blocked, command: 'echo never'}\n`, { logDir, streamLogs, ...(launcher !== undefined ? { launcher } : {}) });
+          const how = `${launcher !== undefined ? 'spawner' : 'in process'}, streamLogs ${String(streamLogs)}`;
+          assert.equal(readLog(nodeOf(result, 'fine').stdout), 'earlier\nmade\n', how);
+          assert.ok(existsSync(nodeOf(result, 'fine').stderr), `the stderr file exists though nothing was written to it (${how})`);
+          const reported = result.reporter.chunks.filter((c) => c.stream === 'fine/stdout').map((c) => c.data.toString()).join('');
+          assert.equal(reported, streamLogs ? 'made\n' : '', how);
+          const blocked = nodeOf(result, 'blocked');
+          assert.equal(blocked.status, NodeStatus.Failed, how);
+          assert.match(blocked.error ?? '', /cannot open the step's log files: EISDIR/, how);
+          rmSync(logDir, { recursive: true, force: true });
+        }
       }
     } finally {
       await spawner.close();

@@ -12,9 +12,9 @@ export interface SpawnedResult {
 
 /**
  * Log files a process writes to directly instead of through pipes; merged output names one file
- * twice. The process that spawns the step creates and opens them: a spawner process takes that
- * file system work (two inode creations a step, hundreds of microseconds each on a slow disk) off
- * its parent's event loop.
+ * twice. The process that spawns the step creates and opens them: with a spawner process, that
+ * file system work (two inode creations a step, hundreds of microseconds each on a slow disk)
+ * leaves its parent's event loop.
  */
 export interface DirectLogFiles {
   stdoutPath: string;

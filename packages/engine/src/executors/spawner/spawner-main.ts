@@ -32,6 +32,9 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
       },
     });
     send({ t: 'ended', id: message.id, result });
+  } catch (error) {
+    // runInProcessGroup answers its failures; this is for the unexpected, which must end only this step.
+    send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `the step could not be run: ${error instanceof Error ? error.message : String(error)}` } });
   } finally {
     running.delete(message.id);
   }

@@ -1,7 +1,7 @@
 // A manual start takes the definition from the coordinator's index without reading the stored
 // definitions' versions first: its insert checks them. A definition changed through a path this
 // coordinator never heard of (another coordinator whose notification has not arrived) still
-// starts as stored, as does a profile made since the index last read the profile counter.
+// starts as stored, as does a profile made or changed since the index last read the profile counter.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
@@ -10,6 +10,7 @@ import { openTestDb } from '@trellis/store/testing';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
 
 const DAG = 'cached';
+const HELD = 'held';
 let t: TestCoordinator;
 let cleanupDb: () => Promise<void>;
 const sent: string[] = [];
@@ -45,7 +46,12 @@ async function stepNames(dagRunId: string): Promise<string[]> {
 before(async () => {
   const opened = await openTestDb('runs_cached_start');
   cleanupDb = opened.cleanup;
-  t = await startTestCoordinator('runs_cached_start', { [DAG]: 'steps:\n  - name: first\n    command: "true"\n' }, {}, { db: recording(opened.db) });
+  t = await startTestCoordinator(
+    'runs_cached_start',
+    { [DAG]: 'steps:\n  - name: first\n    command: "true"\n', [HELD]: 'worker_selector:\n  pool: none\nsteps:\n  - name: s\n    command: "true"\n' },
+    {},
+    { db: recording(opened.db) },
+  );
 });
 after(async () => {
   await t.stop();
@@ -90,5 +96,23 @@ describe('manual starts from the index', () => {
     const dagRun = json.dagRun as { profileName: string; profileEntries: Array<{ key: string }> };
     assert.equal(dagRun.profileName, 'fresh');
     assert.deepEqual(dagRun.profileEntries.map((e) => e.key), ['WHERE']);
+  });
+
+  test('a profile changed since its entries were last resolved is queued with the change', async () => {
+    // `held` waits for a worker that never comes: its entries stay those recorded when it was queued.
+    const queued = async (dagRunId: string): Promise<string[]> => {
+      const res = await t.call('POST', `/dags/${HELD}/start`, { dagRunId, profileName: 'fresh' });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      const { json } = await t.call('GET', `/dag-runs/${HELD}/${dagRunId}`);
+      const dagRun = json.dagRun as { status: number; profileEntries: Array<{ key: string }> };
+      assert.equal(dagRun.status, RunStatus.Queued);
+      return dagRun.profileEntries.map((e) => e.key).sort();
+    };
+    // An exact read brings the index's profile counter up to date: the next start's entries are kept at it.
+    assert.equal((await t.call('GET', `/dags/${HELD}`)).status, 200);
+    assert.deepEqual(await queued('profile-before'), ['WHERE']);
+    const added = await t.call('PUT', '/profiles/fresh/variables/ADDED', { value: 'later' });
+    assert.ok(added.status < 300, JSON.stringify(added.json));
+    assert.deepEqual(await queued('profile-after'), ['ADDED', 'WHERE']);
   });
 });

@@ -132,9 +132,10 @@ type RunDetails = { dagRun: { status: number; finishedAt: string } };
 type QueueItems = { pagination: { totalRecords: number } };
 
 /**
- * Whether the bench queue still holds a run (queued or running): two counts, where the run list
- * would send the coordinator's JSON for 500 runs every 25 ms (about 290 KB, which this process,
- * on the same two cores, also parses) while the runs it waits for run.
+ * Whether the bench queue still holds a run (queued or running): two one-item pages of the queue
+ * with their totals, where the run list would send the coordinator's JSON for 500 runs every 25 ms
+ * (about 290 KB, which this process, on the same two cores, also parses) while the runs it waits
+ * for run.
  */
 async function queueBusy(api: string): Promise<boolean> {
   const counts = await Promise.all(

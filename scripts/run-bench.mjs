@@ -4,7 +4,7 @@
 // Every line a bench prints as `TARGET <name>: <value> (target <x>) PASS|MISS` is gathered
 // into one table at the end.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, existsSync, rmSync, statfsSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readFileSync, readdirSync, realpathSync, rmSync, statfsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -30,13 +30,19 @@ function benchTmpdir() {
   if (!existsSync(shm) || mountedNoexec(shm)) return tmpdir();
   const space = statfsSync(shm);
   if (space.bavail * space.bsize < 4 * 1024 ** 3) return tmpdir();
-  const dir = join(shm, `trellis-bench-${process.getuid?.() ?? 'user'}`);
-  mkdirSync(dir, { recursive: true });
+  const dir = join(shm, `trellis-bench-${process.getuid()}`);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // Anyone may write in /dev/shm, and the benches run programs they keep here (Dagu): only a
+  // folder of this user's own, that no one else can write to, is used.
+  const own = lstatSync(dir);
+  if (!own.isDirectory() || own.uid !== process.getuid() || (own.mode & 0o022) !== 0) return tmpdir();
   return dir;
 }
 
 function mountedNoexec(path) {
-  const mount = readFileSync('/proc/mounts', 'utf8').split('\n').map((line) => line.split(' ')).find((fields) => fields[1] === path);
+  const real = realpathSync(path);
+  // The last mount of a path is the one in effect.
+  const mount = readFileSync('/proc/mounts', 'utf8').split('\n').map((line) => line.split(' ')).findLast((fields) => fields[1] === real);
   return mount?.[3]?.split(',').includes('noexec') ?? false;
 }
 

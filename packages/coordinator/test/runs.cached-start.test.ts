@@ -101,17 +101,19 @@ describe('manual starts from the index', () => {
   test('a profile changed since its entries were last resolved is queued with the change', async () => {
     // `held` waits for a worker that never comes: its entries stay those recorded when it was queued.
     const queued = async (dagRunId: string): Promise<string[]> => {
-      const res = await t.call('POST', `/dags/${HELD}/start`, { dagRunId, profileName: 'fresh' });
+      const res = await t.call('POST', `/dags/${HELD}/start`, { dagRunId, profileName: 'changing' });
       assert.equal(res.status, 200, JSON.stringify(res.json));
       const { json } = await t.call('GET', `/dag-runs/${HELD}/${dagRunId}`);
       const dagRun = json.dagRun as { status: number; profileEntries: Array<{ key: string }> };
       assert.equal(dagRun.status, RunStatus.Queued);
       return dagRun.profileEntries.map((e) => e.key).sort();
     };
+    assert.equal((await t.call('POST', '/profiles', { name: 'changing' })).status, 201);
+    assert.ok((await t.call('PUT', '/profiles/changing/variables/WHERE', { value: 'before' })).status < 300);
     // An exact read brings the index's profile counter up to date: the next start's entries are kept at it.
     assert.equal((await t.call('GET', `/dags/${HELD}`)).status, 200);
     assert.deepEqual(await queued('profile-before'), ['WHERE']);
-    const added = await t.call('PUT', '/profiles/fresh/variables/ADDED', { value: 'later' });
+    const added = await t.call('PUT', '/profiles/changing/variables/ADDED', { value: 'later' });
     assert.ok(added.status < 300, JSON.stringify(added.json));
     assert.deepEqual(await queued('profile-after'), ['ADDED', 'WHERE']);
   });

@@ -59,12 +59,20 @@ steps:
           mkdirSync(join(logDir, 'blocked.out'));
           // Bytes a file held before its step (an earlier attempt's) are not reported again.
           writeFileSync(join(logDir, 'fine.out'), 'earlier\n');
-          const result = await runYaml(`steps:\n  - {name: fine, command: 'echo made'}\n  - {name: blocked, command: 'echo never'}\n`, { logDir, streamLogs, ...(launcher !== undefined ? { launcher } : {}) });
+          // `slow` writes before and after the follower's first timed read (every 500 ms).
+          const slow = streamLogs ? `  - {name: slow, command: 'echo a; sleep 1.5; echo b'}\n` : '';
+          const result = await runYaml(`steps:\n  - {name: fine, command: 'echo made'}\n${slow}  - {name: blocked, command: 'echo never'}\n`, { logDir, streamLogs, ...(launcher !== undefined ? { launcher } : {}) });
           const how = `${launcher !== undefined ? 'spawner' : 'in process'}, streamLogs ${String(streamLogs)}`;
           assert.equal(readLog(nodeOf(result, 'fine').stdout), 'earlier\nmade\n', how);
           assert.ok(existsSync(nodeOf(result, 'fine').stderr), `the stderr file exists though nothing was written to it (${how})`);
-          const reported = result.reporter.chunks.filter((c) => c.stream === 'fine/stdout').map((c) => c.data.toString()).join('');
-          assert.equal(reported, streamLogs ? 'made\n' : '', how);
+          const chunks = (stream: string) => result.reporter.chunks.filter((c) => c.stream === stream).map((c) => ({ offset: c.offset, text: c.data.toString() }));
+          assert.deepEqual(chunks('fine/stdout'), streamLogs ? [{ offset: 8, text: 'made\n' }] : [], how);
+          if (streamLogs) {
+            const parts = chunks('slow/stdout');
+            assert.ok(parts.length >= 2, `read while running and at the end: ${JSON.stringify(parts)} (${how})`);
+            assert.equal(parts.map((p) => p.text).join(''), 'a\nb\n', how);
+            parts.reduce((offset, part) => (assert.equal(part.offset, offset, how), offset + part.text.length), 0);
+          }
           const blocked = nodeOf(result, 'blocked');
           assert.equal(blocked.status, NodeStatus.Failed, how);
           assert.match(blocked.error ?? '', /cannot open the step's log files: EISDIR/, how);

@@ -12,7 +12,7 @@ interface Followed {
   offset: number;
   /** Opened at the first read that finds the file: the process that spawns the step creates it. */
   fd: number | undefined;
-  /** A read failed (the path is not a readable file): nothing more is reported from it. */
+  /** Not a file this can follow (a directory where the log belongs): the step's own open says why. */
   failed: boolean;
 }
 
@@ -34,7 +34,10 @@ export class FileFollower {
     private readonly reporter: RunReporter,
     targets: Array<{ path: string; stream: string }>,
   ) {
-    this.files = targets.map(({ path, stream }) => ({ path, stream, offset: sizeBefore(path), fd: undefined, failed: false }));
+    this.files = targets.map(({ path, stream }) => {
+      const offset = sizeBefore(path);
+      return { path, stream, offset: offset ?? 0, fd: undefined, failed: offset === undefined };
+    });
     this.timer = setInterval(() => this.readNew(), FOLLOW_INTERVAL_MS);
     this.timer.unref();
   }
@@ -49,44 +52,45 @@ export class FileFollower {
 
   private readNew(): void {
     for (const file of this.files) {
-      if (file.failed) continue;
-      try {
-        this.readFile(file);
-      } catch {
-        // Not a readable file (a directory where the log belongs): the step's own open fails and says why.
-        file.failed = true;
+      const fd = this.opened(file);
+      if (fd === undefined) continue;
+      const size = fstatSync(fd).size;
+      while (file.offset < size) {
+        const data = Buffer.allocUnsafe(Math.min(MAX_CHUNK, size - file.offset));
+        const read = readSync(fd, data, 0, data.length, file.offset);
+        if (read === 0) break;
+        this.reporter.onLog({ stream: file.stream, path: file.path, offset: file.offset, data: data.subarray(0, read) });
+        file.offset += read;
       }
     }
   }
 
-  private readFile(file: Followed): void {
-    file.fd ??= openIfThere(file.path);
-    if (file.fd === undefined) return;
-    const size = fstatSync(file.fd).size;
-    while (file.offset < size) {
-      const data = Buffer.allocUnsafe(Math.min(MAX_CHUNK, size - file.offset));
-      const read = readSync(file.fd, data, 0, data.length, file.offset);
-      if (read === 0) break;
-      this.reporter.onLog({ stream: file.stream, path: file.path, offset: file.offset, data: data.subarray(0, read) });
-      file.offset += read;
+  /** The file's descriptor, opened now if it exists; undefined while it cannot be read (tried again next time). */
+  private opened(file: Followed): number | undefined {
+    if (file.fd !== undefined || file.failed) return file.fd;
+    let fd: number;
+    try {
+      fd = openSync(file.path, 'r');
+    } catch {
+      // Not created yet (or not openable now: the step's own open fails with the reason if it stays so).
+      return undefined;
     }
+    if (!fstatSync(fd).isFile()) {
+      closeSync(fd);
+      file.failed = true;
+      return undefined;
+    }
+    file.fd = fd;
+    return fd;
   }
 }
 
-/** The size of a file that may not exist yet (0 then). */
-function sizeBefore(path: string): number {
+/** The size of a file that may not exist yet (0 then); undefined when it cannot be a log file here. */
+function sizeBefore(path: string): number | undefined {
   try {
-    return statSync(path).size;
-  } catch {
-    return 0;
-  }
-}
-
-function openIfThere(path: string): number | undefined {
-  try {
-    return openSync(path, 'r');
+    const stats = statSync(path);
+    return stats.isFile() ? stats.size : undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw error;
+    return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 0 : undefined;
   }
 }

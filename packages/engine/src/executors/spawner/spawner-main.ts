@@ -33,7 +33,9 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
     });
     send({ t: 'ended', id: message.id, result });
   } catch (error) {
-    // runInProcessGroup answers its failures; this is for the unexpected, which must end only this step.
+    // runInProcessGroup answers its failures; this is for the unexpected, which must end only
+    // this step, and not leave its processes running where no stop could reach them.
+    if (entry.pid !== undefined) killGroup(entry.pid);
     send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `the step could not be run: ${error instanceof Error ? error.message : String(error)}` } });
   } finally {
     running.delete(message.id);
@@ -45,17 +47,18 @@ process.on('message', (message: ToSpawner) => {
   else running.get(message.id)?.controller.abort();
 });
 
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // ESRCH: already gone.
+  }
+}
+
 // The parent is gone (it exited, or was killed): nobody will record what the steps do, so
 // they are killed rather than left running as orphans.
 process.on('disconnect', () => {
-  for (const { pid } of running.values()) {
-    if (pid === undefined) continue;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // ESRCH: already gone.
-    }
-  }
+  for (const { pid } of running.values()) if (pid !== undefined) killGroup(pid);
   process.exit(0);
 });
 

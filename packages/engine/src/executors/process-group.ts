@@ -39,10 +39,11 @@ export interface GroupSpawnOptions {
 /** Runs one step process in a process group of its own: in this process, or in a spawner process. */
 export type ProcessLauncher = (options: GroupSpawnOptions) => Promise<SpawnedResult>;
 
-function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
-  if (child.pid === undefined) return;
+/** Sends `signal` to a step's process group (its pid is the group's id); a group already gone is fine. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
   try {
-    process.kill(-child.pid, signal);
+    process.kill(-pid, signal);
   } catch {
     // ESRCH: the group is already gone.
   }
@@ -82,8 +83,8 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
 
     const onAbort = (): void => {
       stopped = true;
-      killGroup(child, options.stopSignal);
-      killTimer = setTimeout(() => killGroup(child, 'SIGKILL'), options.killAfterMs);
+      signalGroup(child.pid, options.stopSignal);
+      killTimer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), options.killAfterMs);
       killTimer.unref();
     };
     if (options.signal.aborted) onAbort();
@@ -97,7 +98,7 @@ export function runInProcessGroup(options: GroupSpawnOptions): Promise<SpawnedRe
     child.on('exit', (code, signal) => {
       exit = { code, signal };
       // Leftover background processes would hold the pipes open and outlive the step.
-      killGroup(child, 'SIGKILL');
+      signalGroup(child.pid, 'SIGKILL');
     });
     child.on('close', (code, signal) => {
       clearTimeout(killTimer);

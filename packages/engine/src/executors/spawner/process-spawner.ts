@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { dirname, extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { toError } from '@trellis/core';
-import { runInProcessGroup, type DirectLogFiles, type GroupSpawnOptions, type ProcessLauncher, type SpawnedResult } from '../process-group.js';
+import { runInProcessGroup, signalGroup, type DirectLogFiles, type GroupSpawnOptions, type ProcessLauncher, type SpawnedResult } from '../process-group.js';
 import type { FromSpawner, ToSpawner } from './protocol.js';
 
 const HERE = fileURLToPath(import.meta.url);
@@ -165,16 +165,8 @@ export class ProcessSpawner {
       this.onCrash(`the process spawner failed ${FAILED_STARTS_LIMIT} times before starting a step; steps are spawned by this process from now on`);
     }
     for (const [id, pending] of [...this.pending]) {
-      if (pending.pid !== undefined) killGroup(pending.pid);
+      signalGroup(pending.pid, 'SIGKILL');
       this.settle(id, pending, { exitCode: 1, signal: null, stopped: false, error: `the process spawner ${how} while the step ran` });
     }
-  }
-}
-
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: already gone.
   }
 }

@@ -2,7 +2,7 @@
 // nothing but the process-group code, so its small heap makes each fork cheap (not even
 // @trellis/core: its schema and YAML libraries would load with it).
 import { Writable } from 'node:stream';
-import { runInProcessGroup } from '../process-group.js';
+import { runInProcessGroup, signalGroup } from '../process-group.js';
 import type { FromSpawner, SpawnMessage, ToSpawner } from './protocol.js';
 
 const discard = new Writable({ write: (_chunk, _encoding, callback) => callback() });
@@ -35,7 +35,7 @@ async function spawnStep(message: SpawnMessage): Promise<void> {
   } catch (error) {
     // runInProcessGroup answers its failures; this is for the unexpected, which must end only
     // this step, and not leave its processes running where no stop could reach them.
-    if (entry.pid !== undefined) killGroup(entry.pid);
+    signalGroup(entry.pid, 'SIGKILL');
     send({ t: 'ended', id: message.id, result: { exitCode: 1, signal: null, stopped: false, error: `the step could not be run: ${error instanceof Error ? error.message : String(error)}` } });
   } finally {
     running.delete(message.id);
@@ -47,18 +47,10 @@ process.on('message', (message: ToSpawner) => {
   else running.get(message.id)?.controller.abort();
 });
 
-function killGroup(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // ESRCH: already gone.
-  }
-}
-
 // The parent is gone (it exited, or was killed): nobody will record what the steps do, so
 // they are killed rather than left running as orphans.
 process.on('disconnect', () => {
-  for (const { pid } of running.values()) if (pid !== undefined) killGroup(pid);
+  for (const { pid } of running.values()) signalGroup(pid, 'SIGKILL');
   process.exit(0);
 });
 

@@ -58,7 +58,7 @@ export class RunCommands {
     const cached = this.deps.index.startable(fileName);
     if (cached !== undefined) {
       try {
-        return await this.started(actor, action, startRequest({ ...cached, profilesVersion: cached.expect.profiles }, fileName, options, 'manual', actor, 'already_running', cached.expect));
+        return await this.started(actor, action, startRequest(cached, fileName, options, 'manual', actor, 'already_running', cached.expect));
       } catch (error) {
         if (!mayBeStale(error)) throw error;
       }
@@ -208,8 +208,10 @@ function startRequest(
   expect?: DefinitionVersions,
 ): StartRequest {
   const request: StartRequest = { yaml: base.yaml, fileName, dag: base.dag, trigger, actor };
+  // A start from cached definitions resolves its entries at the counter its insert checks.
+  const profilesAsOf = expect?.profiles ?? base.profilesVersion;
   if (expect !== undefined) request.expect = expect;
-  if (base.profilesVersion !== undefined) request.profilesAsOf = base.profilesVersion;
+  if (profilesAsOf !== undefined) request.profilesAsOf = profilesAsOf;
   if (options.params !== undefined) request.params = options.params;
   if (options.dagRunId !== undefined) request.dagRunId = options.dagRunId;
   if (options.dagName !== undefined) request.dagName = options.dagName;

@@ -4,7 +4,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AlreadyExistsError, TimeoutError } from '@trellis/core';
-import { ANONYMOUS, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, reply, type AnyRoute } from '@trellis/coordinator';
+import { ANONYMOUS, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, JsonText, reply, type AnyRoute } from '@trellis/coordinator';
 
 const routes = [
   defineRoute({
@@ -58,7 +58,21 @@ const routes = [
     response: z.object({ count: z.number() }),
     handler: () => Promise.resolve({ count: 'three' }),
   }),
+  defineRoute({
+    method: 'get',
+    path: '/words/{form}',
+    operationId: 'getWords',
+    permission: 'public',
+    summary: 'the same answer as JSON text or as a value',
+    tag: 'test',
+    response: z.object({ words: z.array(z.string()) }),
+    params: z.object({ form: z.enum(['text', 'value']) }),
+    handler: ({ params }) => Promise.resolve(params.form === 'text' ? new JsonText(JSON.stringify({ words: WORDS })) : { words: WORDS }),
+  }),
 ];
+
+/** Characters of two, three and four UTF-8 bytes: a length counted in characters would cut the body short. */
+const WORDS = ['déjà vu', '日本語', 'emoji 🚀'];
 
 let server: Server;
 let base: string;
@@ -130,6 +144,27 @@ describe('HTTP error mapping', () => {
     assert.doesNotMatch(JSON.stringify(res.json), /secret internal detail|at /);
   });
 
+  test('JSON answers carry their type and their length in bytes, and HEAD the same headers without a body', async () => {
+    for (const form of ['text', 'value']) {
+      const res = await fetch(`${base}/words/${form}`);
+      const bytes = Buffer.from(await res.arrayBuffer());
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+      assert.equal(res.headers.get('content-length'), String(bytes.length));
+      assert.deepEqual(JSON.parse(bytes.toString('utf8')), { words: WORDS });
+      const head = await fetch(`${base}/words/${form}`, { method: 'HEAD' });
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get('content-length'), String(bytes.length));
+      assert.equal((await head.arrayBuffer()).byteLength, 0);
+    }
+    const error = await fetch(`${base}/words/neither`);
+    const body = Buffer.from(await error.arrayBuffer());
+    assert.equal(error.status, 400);
+    assert.equal(error.headers.get('content-type'), 'application/json; charset=utf-8');
+    assert.equal(error.headers.get('content-length'), String(body.length));
+    assert.equal((JSON.parse(body.toString('utf8')) as { code: string }).code, 'bad_request');
+  });
+
   test('unknown endpoints are 404 not_found in the contract shape', async () => {
     const res = await call('GET', '/nope');
     assert.equal(res.status, 404);
@@ -142,7 +177,7 @@ describe('HTTP error mapping', () => {
     assert.equal(res.json.openapi, '3.0.0');
     assert.deepEqual(res.json.servers, [{ url: '/mnt/api/v1' }]);
     const paths = res.json.paths as Record<string, Record<string, { parameters: Array<{ name: string; in: string }> }>>;
-    assert.deepEqual(Object.keys(paths).sort(), ['/drifted', '/openapi.json', '/things', '/things/search', '/things/{id}']);
+    assert.deepEqual(Object.keys(paths).sort(), ['/drifted', '/openapi.json', '/things', '/things/search', '/things/{id}', '/words/{form}']);
     const get = paths['/things/{id}']?.get;
     assert.ok(get);
     assert.deepEqual(get.parameters.map((p) => `${p.in}:${p.name}`).sort(), ['path:id', 'query:limit', 'query:remoteNode']);

@@ -3,6 +3,7 @@ import { BadRequestError, InternalError, NotFoundError, ServiceUnavailableError,
 import { failureKind } from '../errors/failure-kind.js';
 import { STATUS_TABLE } from '../errors/status-table.js';
 import type { Logger } from '../logging/logger.js';
+import { sendJson } from './json-answer.js';
 import { requestIdOf } from './request-id.js';
 
 interface ExpressError extends Error {
@@ -78,7 +79,7 @@ export function errorHandler(logger: Logger) {
     if (requestId !== undefined) body.details = { ...body.details, requestId };
     // The throttle's answer says when to come back (RFC 9110 Retry-After).
     if (known instanceof TooManyRequestsError) res.set('Retry-After', String(known.retryAfterSec));
-    res.status(STATUS_TABLE[known.kind].http).json(body);
+    sendJson(res, STATUS_TABLE[known.kind].http, JSON.stringify(body));
   };
 }
 

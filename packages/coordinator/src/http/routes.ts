@@ -5,6 +5,7 @@ import { setMatchedRoute } from './access-log.js';
 import type { Permission } from '../auth/permissions.js';
 import type { Principal } from '../auth/principal.js';
 import { admit, NO_CREDENTIALS, type Authenticate } from './access-control.js';
+import { sendJson } from './json-answer.js';
 import { ReadCoalescer } from './read-coalescing.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -217,14 +218,14 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   if (result instanceof JsonText) {
     const status = route.successStatus ?? 200;
     if (checkResponses) checkResponse(route, status, JSON.parse(result.text));
-    res.status(status).type('json').send(result.text);
+    sendJson(res, status, result.text);
     return;
   }
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);
   const payload = result instanceof Reply ? result.body : result;
   if (checkResponses && payload !== undefined) checkResponse(route, status, payload);
   if (payload === undefined || status === 204) res.status(status).end();
-  else res.status(status).json(payload);
+  else sendJson(res, status, JSON.stringify(payload));
 }
 
 /** Told of every answered request, by the route's OpenAPI path (metrics). */

@@ -1,8 +1,8 @@
 // Requests Node's HTTP parser refuses before the app sees them still get the contract's error body.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect } from 'node:net';
 import { startTestCoordinator, type TestCoordinator } from './support/coordinator.js';
+import { rawHttp } from './support/raw-http.js';
 
 let t: TestCoordinator;
 before(async () => {
@@ -12,14 +12,7 @@ after(() => t.stop());
 
 /** Sends raw bytes and reads the whole answer (the server closes the connection). */
 function raw(text: string): Promise<string> {
-  const { port } = new URL(t.coordinator.apiUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(text));
-    const chunks: Buffer[] = [];
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('error', reject);
-    socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
-  });
+  return rawHttp(t.coordinator.apiUrl, text);
 }
 
 function parse(answer: string): { status: number; contentType: string; body: Record<string, unknown> } {

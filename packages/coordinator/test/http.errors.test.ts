@@ -1,10 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { AlreadyExistsError, TimeoutError } from '@trellis/core';
 import { ANONYMOUS, buildOpenApiDocument, createHttpApp, createSilentLogger, defineRoute, JsonText, reply, type AnyRoute } from '@trellis/coordinator';
+import { rawHttp } from './support/raw-http.js';
 
 const routes = [
   defineRoute({
@@ -88,16 +89,10 @@ after(async () => {
   await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
 });
 
-/** One answer as the server wrote it, headers and all, read until the server closes the connection. */
+/** One answer as the server wrote it, headers and all (see rawHttp). */
 function rawAnswer(method: string, path: string, headers = ''): Promise<string> {
   const url = new URL(base + path);
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const socket = connect(Number(url.port), url.hostname, () => socket.write(`${method} ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n${headers}\r\n`));
-    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
-    socket.on('end', () => resolve(Buffer.concat(chunks).toString('latin1')));
-    socket.on('error', reject);
-  });
+  return rawHttp(base, `${method} ${url.pathname} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n${headers}\r\n`);
 }
 
 async function call(method: string, path: string, body?: string): Promise<{ status: number; json: Record<string, unknown> }> {

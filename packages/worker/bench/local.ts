@@ -7,6 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { children, cpuMs } from './proc-stats.js';
 import { Cluster, freePort, startProcess, stopProcess, waitFor, type Proc } from '../../../test-e2e/support/cluster.js';
 
 export const IN_FLIGHT = 16;
@@ -31,6 +32,8 @@ export type Backend = 'postgres' | 'pglite';
 export interface LocalRound {
   runsPerSec: number;
   spawnsPerSec: number;
+  /** The coordinator's and its spawner's CPU (user + system) per run, in ms; undefined where /proc cannot tell. */
+  cpuMsPerRun: { coordinator: number; spawner: number } | undefined;
 }
 
 export interface LocalFigures {
@@ -42,7 +45,18 @@ export interface LocalFigures {
 
 interface Target {
   api: string;
+  /** The `trellis server` process, whose CPU each round reports. */
+  pid: number | undefined;
   stop(): Promise<void>;
+}
+
+/** The coordinator's and its long-lived children's CPU so far, in ms. */
+function serviceCpuMs(pid: number | undefined): { coordinator: number; spawner: number } | undefined {
+  if (pid === undefined) return undefined;
+  const coordinator = cpuMs(pid);
+  if (coordinator === undefined) return undefined;
+  const spawner = children(pid).reduce((sum, child) => sum + (cpuMs(child) ?? 0), 0);
+  return { coordinator, spawner };
 }
 
 // node:http with keep-alive costs the load generator, which shares the 2 cores, far less than fetch().
@@ -95,7 +109,7 @@ export async function bareSpawnRate(total = SPAWNS_PER_ROUND, inFlight = IN_FLIG
 async function postgresTarget(): Promise<Target> {
   const cluster = new Cluster({ dags: { [DAG]: DAG_YAML }, config: CONFIG });
   await cluster.start();
-  return { api: cluster.api, stop: () => cluster.stop() };
+  return { api: cluster.api, pid: cluster.coordinator?.child.pid, stop: () => cluster.stop() };
 }
 
 /** `trellis server` without --database-url: the embedded PGlite in its data directory. */
@@ -115,6 +129,7 @@ async function pgliteTarget(): Promise<Target> {
     const started = proc;
     return {
       api,
+      pid: started.child.pid,
       stop: async () => {
         await stopProcess(started);
         rmSync(dir, { recursive: true, force: true });
@@ -193,9 +208,16 @@ async function measureOn(target: Target, backend: Backend, log: (line: string) =
   for (let round = 0; round < ROUNDS; round += 1) {
     // Measured back to back, so each round's ratio shares the machine's load of the moment.
     const spawnsPerSec = await bareSpawnRate();
+    const cpuBefore = serviceCpuMs(target.pid);
     const runsPerSec = await throughputRound(target.api, `r${round}`);
-    rounds.push({ runsPerSec, spawnsPerSec });
-    log(`${backend} round ${round + 1}: ${runsPerSec.toFixed(1)} runs/s, sh -c true ${spawnsPerSec.toFixed(0)} spawns/s (${IN_FLIGHT} in flight), ${((runsPerSec / spawnsPerSec) * 100).toFixed(0)}%`);
+    const cpuAfter = serviceCpuMs(target.pid);
+    const cpuMsPerRun =
+      cpuBefore === undefined || cpuAfter === undefined
+        ? undefined
+        : { coordinator: (cpuAfter.coordinator - cpuBefore.coordinator) / RUNS_PER_ROUND, spawner: (cpuAfter.spawner - cpuBefore.spawner) / RUNS_PER_ROUND };
+    rounds.push({ runsPerSec, spawnsPerSec, cpuMsPerRun });
+    const cpu = cpuMsPerRun === undefined ? '' : `, CPU per run: coordinator ${cpuMsPerRun.coordinator.toFixed(2)} ms, spawner ${cpuMsPerRun.spawner.toFixed(2)} ms`;
+    log(`${backend} round ${round + 1}: ${runsPerSec.toFixed(1)} runs/s, sh -c true ${spawnsPerSec.toFixed(0)} spawns/s (${IN_FLIGHT} in flight), ${((runsPerSec / spawnsPerSec) * 100).toFixed(0)}%${cpu}`);
   }
   const latencies: number[] = [];
   await inParallel(RUNS_PER_ROUND, IN_FLIGHT, async (i) => {

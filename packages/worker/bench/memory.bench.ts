@@ -7,9 +7,10 @@
 //   npm run bench -w packages/worker
 // PostgreSQL: TRELLIS_TEST_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { children, rss } from './proc-stats.js';
 import { Cluster, freePort, stopProcess, waitFor, type Proc } from '../../../test-e2e/support/cluster.js';
 
 const MB = 1024 * 1024;
@@ -25,25 +26,6 @@ const CLI = resolve(import.meta.dirname, '..', '..', 'cli', 'dist', 'main.js');
 const TERMINAL = '(2, 3, 4, 6, 8)';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** VmRSS of a live process, in bytes (0 once it is gone). */
-function rss(pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return Number(kb ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
-}
-
-/** Direct children's pids: the worker's spawner process is its only long-lived child. */
-function children(pid: number): number[] {
-  try {
-    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 function pidOf(proc: Proc | undefined): number {
   const pid = proc?.child.pid;

@@ -28,8 +28,19 @@ export function nameSegment(name: string): string {
   return `${safe.slice(0, MAX_SEGMENT_LENGTH - hash.length - 1)}~${hash}`;
 }
 
+/** An absolute POSIX path `join` and `relative` would change: an empty, `.` or `..` segment, or a trailing `/`. */
+const UNNORMALISED = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
+const SLASH = 47;
+
 /** `path` relative to `root` when it lies strictly under it, otherwise undefined. */
 export function relativeUnder(root: string, path: string): string | undefined {
+  // Every log line and file a run writes asks this; `relative` resolves both paths against the
+  // working directory each time. Two normalised absolute POSIX paths need only a prefix test.
+  if (sep === '/' && root.charCodeAt(0) === SLASH && path.charCodeAt(0) === SLASH && !UNNORMALISED.test(root) && !UNNORMALISED.test(path)) {
+    const start = root === '/' ? 1 : root.length + 1;
+    return path.length > start && path.startsWith(root) && path.charCodeAt(start - 1) === SLASH ? path.slice(start) : undefined;
+  }
   const rel = relative(root, path);
   if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
   return rel;

@@ -1,5 +1,6 @@
 export * from './types.js';
 export { MemoryReporter } from './reporting/memory-reporter.js';
+export { BatchWindow } from './reporting/batch-window.js';
 export { runDag, ApprovalError, type RunHandle } from './run/runner.js';
 export { settlesWithin } from './run/settles-within.js';
 export { sleep } from './run/sleep.js';

@@ -112,6 +112,21 @@ describe('report buffer', () => {
     assert.equal(sink.calls, 2);
     assert.deepEqual(sink.events.map((e) => [e.seq, (JSON.parse(e.statusJson ?? '{}') as RunSnapshot).status]), [[2, RunStatus.Success]]);
   });
+  // A 30 s window: without the cut at the run's end, this test times out at 15 s.
+  test("a burst's reports travel in one call, and the run's end does not wait out the window", { timeout: 15_000 }, async () => {
+    Object.assign(sink, { stale: false, applied: 0, calls: 0 });
+    sink.events.length = 0;
+    const buffer = new ReportBuffer(client, 'w', { ...ref, attemptId: 'a5' }, logDir, logger, () => assert.fail('not stale'), 30_000);
+    buffer.onStatus(snapshot(RunStatus.Running));
+    buffer.onLog({ stream: 's/stdout', path: `${logDir}/s.out`, offset: 0, data: Buffer.from('out\n') });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(sink.calls, 0, 'nothing sent while the window is open');
+    buffer.onStatus(snapshot(RunStatus.Success));
+    await buffer.settled();
+    assert.equal(sink.calls, 1);
+    assert.deepEqual(sink.events.map((e) => [e.seq, e.body]), [[1, 'statusJson'], [2, 'log'], [3, 'statusJson']]);
+  });
+
   test('after a failover, what the coordinator left behind did not confirm is resent to the next one, in order', async () => {
     const next = new ReportSink();
     await next.start();

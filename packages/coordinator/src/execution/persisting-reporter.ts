@@ -1,4 +1,4 @@
-import { sleep, type LogChunk, type RunOutputs, type RunReporter, type RunSnapshot } from '@trellis/engine';
+import { BatchWindow, sleep, type LogChunk, type RunOutputs, type RunReporter, type RunSnapshot } from '@trellis/engine';
 import { appendLogChunks, appendOwnLogChunks, MAX_LOG_PIECE, saveOutputs, writeSnapshot, type Db, type NewLogChunk, type OwnLogStreams, type RunRecord } from '@trellis/store';
 import { relativeUnder, toError } from '@trellis/core';
 import type { Logger } from '../logging/logger.js';
@@ -43,8 +43,7 @@ export class PersistingReporter implements RunReporter {
   /** Where this run's streams end in the database: this reporter is their only writer. */
   private readonly streams: OwnLogStreams = new Map();
   private writing: Promise<void> | undefined;
-  /** Ends the batch window now open, if any. */
-  private closeWindow: (() => void) | undefined;
+  private readonly window = new BatchWindow(BATCH_WINDOW_MS);
   private outputs: RunOutputs | undefined;
   private readonly runDir: string;
 
@@ -94,7 +93,7 @@ export class PersistingReporter implements RunReporter {
    * run's queue slot is freed that much sooner).
    */
   async settled(): Promise<void> {
-    this.closeWindow?.();
+    this.window.close();
     while (this.writing !== undefined) await this.writing;
     // A run without outputs stores none: the outputs endpoint then answers with empty metadata, as the contract says.
     if (this.outputs !== undefined && Object.keys(this.outputs.outputs).length > 0) await saveOutputs(this.db, this.run.id, this.outputs.metadata, this.outputs.outputs);
@@ -106,20 +105,7 @@ export class PersistingReporter implements RunReporter {
    * admission.
    */
   private schedule(): void {
-    this.writing ??= this.window().then(() => this.drain());
-  }
-
-  /** BATCH_WINDOW_MS, or less when settled() closes it. */
-  private window(): Promise<void> {
-    return new Promise((resolve) => {
-      const close = (): void => {
-        clearTimeout(timer);
-        this.closeWindow = undefined;
-        resolve();
-      };
-      const timer = setTimeout(close, BATCH_WINDOW_MS);
-      this.closeWindow = close;
-    });
+    this.writing ??= this.window.wait().then(() => this.drain());
   }
 
   /**

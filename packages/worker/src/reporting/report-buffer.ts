@@ -1,5 +1,5 @@
 import { relativeUnder, type ReportEvent, type TaskRef, toError } from '@trellis/core/protocol';
-import type { LogChunk, NodeSnapshot, RunOutputs, RunReporter, RunSnapshot } from '@trellis/engine';
+import { BatchWindow, type LogChunk, type NodeSnapshot, type RunOutputs, type RunReporter, type RunSnapshot } from '@trellis/engine';
 import { GrpcStatus, grpcCode, type CoordinatorClient } from '../grpc/client.js';
 import type { Logger } from '../logging.js';
 import { Backoff, sleep } from './backoff.js';
@@ -9,9 +9,11 @@ const MAX_BATCH_BYTES = 1 << 20;
 const MAX_MERGED_CHUNK = 256 * 1024;
 /**
  * How long the first report of a burst waits for the rest: a short step's start, output and
- * end then travel in one call instead of three. Timestamps inside reports are unaffected.
+ * end then travel in one call instead of three. The run's end never waits for it (settled()
+ * closes it); timestamps inside reports are unaffected. As the coordinator's own reporter's
+ * window (persisting-reporter.ts), long enough to cover a short run on a busy host.
  */
-const BATCH_WINDOW_MS = 20;
+const BATCH_WINDOW_MS = 150;
 
 /** A path under the attempt's log directory, relative to it (''. when it lies elsewhere). */
 function relativeTo(logDir: string, path: string): string {
@@ -36,6 +38,7 @@ export class ReportBuffer implements RunReporter {
   private sending: Promise<void> | undefined;
   private stale = false;
   private closed = false;
+  private readonly window: BatchWindow;
 
   constructor(
     private readonly client: CoordinatorClient,
@@ -44,7 +47,11 @@ export class ReportBuffer implements RunReporter {
     private readonly logDir: string,
     private readonly logger: Logger,
     private readonly onStale: () => void,
-  ) {}
+    /** How long a burst's first report waits for the rest (tests make it long, to see it cut short). */
+    batchWindowMs = BATCH_WINDOW_MS,
+  ) {
+    this.window = new BatchWindow(batchWindowMs);
+  }
 
   onStatus(snapshot: RunSnapshot): void {
     const placed: RunSnapshot = {
@@ -78,8 +85,12 @@ export class ReportBuffer implements RunReporter {
     this.push({ seq: 0, body: 'outputsJson', outputsJson: JSON.stringify(outputs) });
   }
 
-  /** Resolves when the coordinator holds everything reported so far (or the attempt went stale). */
+  /**
+   * Resolves when the coordinator holds everything reported so far (or the attempt went stale).
+   * Called once the run is over: a batch window still open is cut short, not waited out.
+   */
   async settled(): Promise<void> {
+    this.window.close();
     while (this.sending !== undefined) await this.sending;
   }
 
@@ -122,7 +133,7 @@ export class ReportBuffer implements RunReporter {
 
   private async send(): Promise<void> {
     const backoff = new Backoff();
-    await sleep(BATCH_WINDOW_MS);
+    await this.window.wait();
     while (this.pending.length > 0 && !this.stale && !this.closed) {
       const events = this.batch();
       this.inFlightUpTo = events.at(-1)?.seq ?? 0;

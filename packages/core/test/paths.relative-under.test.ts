@@ -11,14 +11,16 @@ function expected(root: string, path: string): string | undefined {
 
 /** A deterministic generator, so that a failure names inputs that fail again. */
 function lcg(seed: number): () => number {
-  let state = seed;
+  let state = seed >>> 0;
   return () => {
-    state = (state * 1103515245 + 12345) % 2 ** 31;
-    return state / 2 ** 31;
+    // 32-bit arithmetic (Math.imul): a product past 2^53 would lose its low bits as a double.
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
   };
 }
 
-const SEGMENTS = ['a', 'b', 'ab', '.', '..', '', '.x', '..y', 'a b', 'logs'];
+// Line breaks too: a regular expression's `.` does not match them.
+const SEGMENTS = ['a', 'b', 'ab', '.', '..', '', '.x', '..y', 'a b', 'logs', 'x\n', '\u2028', '\r'];
 
 function randomPath(next: () => number): string {
   const count = Math.floor(next() * 5);
@@ -52,5 +54,7 @@ describe('relativeUnder', () => {
     assert.equal(relativeUnder('/logs', '/logs//a'), 'a');
     assert.equal(relativeUnder('/logs', '/logs/.hidden'), '.hidden');
     assert.equal(relativeUnder('/logs', '/logs/..x'), '..x');
+    assert.equal(relativeUnder('/a\n/', '/a\n/b'), 'b');
+    assert.equal(relativeUnder('/a', '/a/b\n/'), 'b\n');
   });
 });

@@ -28,16 +28,21 @@ export function nameSegment(name: string): string {
   return `${safe.slice(0, MAX_SEGMENT_LENGTH - hash.length - 1)}~${hash}`;
 }
 
-/** An absolute POSIX path `join` and `relative` would change: an empty, `.` or `..` segment, or a trailing `/`. */
-const UNNORMALISED = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+/** An empty, `.` or `..` segment: `join` and `relative` would change a path that has one. */
+const ODD_SEGMENT = /\/\/|\/\.\.?(?:\/|$)/;
 
 const SLASH = 47;
+
+/** An absolute POSIX path that `join` and `relative` leave as it is: no odd segment, no trailing `/`. */
+function isNormalAbsolute(path: string): boolean {
+  return path.charCodeAt(0) === SLASH && (path.length === 1 || path.charCodeAt(path.length - 1) !== SLASH) && !ODD_SEGMENT.test(path);
+}
 
 /** `path` relative to `root` when it lies strictly under it, otherwise undefined. */
 export function relativeUnder(root: string, path: string): string | undefined {
   // Every log line and file a run writes asks this; `relative` resolves both paths against the
   // working directory each time. Two normalised absolute POSIX paths need only a prefix test.
-  if (sep === '/' && root.charCodeAt(0) === SLASH && path.charCodeAt(0) === SLASH && !UNNORMALISED.test(root) && !UNNORMALISED.test(path)) {
+  if (sep === '/' && isNormalAbsolute(root) && isNormalAbsolute(path)) {
     const start = root === '/' ? 1 : root.length + 1;
     return path.length > start && path.startsWith(root) && path.charCodeAt(start - 1) === SLASH ? path.slice(start) : undefined;
   }

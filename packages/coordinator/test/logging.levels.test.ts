@@ -1,5 +1,6 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createLogger } from '@trellis/coordinator';
 import { captureLog } from './support/log-capture.js';
 
 /**
@@ -72,5 +73,10 @@ describe('coordinator logger: levels', () => {
         ['info', 'info line', undefined],
       ],
     );
+  });
+
+  test('a logger at a level winston does not know is refused, not silently mute', () => {
+    assert.throws(() => createLogger({ level: 'loud', format: 'json' }), /unknown log level "loud"/);
+    assert.throws(() => createLogger({ level: 'constructor', format: 'json' }), /unknown log level/);
   });
 });

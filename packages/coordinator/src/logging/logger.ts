@@ -26,14 +26,16 @@ const LEVEL = Symbol.for('level');
 
 /**
  * Drops a line below `level` before any other format runs. winston filters by level only in its
- * transports, after the whole format chain: a dropped access-log line cost 21-27 us and its
- * garbage, about a tenth of what the coordinator allocated per local run (a sampling heap profile
- * of the local-executor bench). The logger's levels are npm's, winston's default, and its level
- * is the configuration's, fixed for its life; an unknown level is dropped, as winston's transports do.
+ * transports, after the whole format chain: a line dropped at level warn cost 21-27 us, and
+ * winston's paths were about a tenth of what the coordinator allocated per local run (a sampling
+ * heap profile of the local-executor bench). The logger's levels are npm's, winston's default;
+ * its level is the configuration's, fixed for its life (nothing sets `logger.level` later). An
+ * unknown line level is dropped, as winston's transports do; an unknown logger level is refused.
  */
 function levelGate(level: string): winston.Logform.Format {
   const { levels } = winston.config.npm;
-  const limit = levels[level] ?? -1;
+  const limit = Object.hasOwn(levels, level) ? levels[level] : undefined;
+  if (limit === undefined) throw new Error(`unknown log level "${level}" (one of ${Object.keys(levels).join(', ')})`);
   return winston.format((info) => ((levels[String(info[LEVEL])] ?? Number.POSITIVE_INFINITY) <= limit ? info : false))();
 }
 

@@ -112,6 +112,7 @@ describe('report buffer', () => {
     assert.equal(sink.calls, 2);
     assert.deepEqual(sink.events.map((e) => [e.seq, (JSON.parse(e.statusJson ?? '{}') as RunSnapshot).status]), [[2, RunStatus.Success]]);
   });
+
   // A 30 s window: without the cut at the run's end, this test times out at 15 s.
   test("a burst's reports travel in one call, and the run's end does not wait out the window", { timeout: 15_000 }, async () => {
     Object.assign(sink, { stale: false, applied: 0, calls: 0 });

@@ -33,7 +33,7 @@ export interface LocalRound {
   runsPerSec: number;
   spawnsPerSec: number;
   /** The coordinator's and its spawner's CPU (user + system) per run, in ms; undefined where /proc cannot tell. */
-  cpuMsPerRun: { coordinator: number; spawner: number } | undefined;
+  cpuMsPerRun: { coordinator: number; spawner: number | undefined } | undefined;
 }
 
 export interface LocalFigures {
@@ -50,13 +50,29 @@ interface Target {
   stop(): Promise<void>;
 }
 
-/** The coordinator's and its long-lived children's CPU so far, in ms. */
-function serviceCpuMs(pid: number | undefined): { coordinator: number; spawner: number } | undefined {
+/** The coordinator's CPU so far and its children's (the spawner), in ms, with the children's pids. */
+interface ServiceCpu {
+  coordinator: number;
+  spawner: number;
+  children: string;
+}
+
+function serviceCpuMs(pid: number | undefined): ServiceCpu | undefined {
   if (pid === undefined) return undefined;
   const coordinator = cpuMs(pid);
   if (coordinator === undefined) return undefined;
-  const spawner = children(pid).reduce((sum, child) => sum + (cpuMs(child) ?? 0), 0);
-  return { coordinator, spawner };
+  const kids = children(pid);
+  return { coordinator, spawner: kids.reduce((sum, child) => sum + (cpuMs(child) ?? 0), 0), children: kids.join(',') };
+}
+
+/**
+ * CPU per run between two readings. It includes answering the bench's own polls (two small
+ * queue reads every 25 ms, so a slower round costs a little more); the spawner's figure is
+ * left out when its process changed between the readings (a respawn would make it wrong).
+ */
+function cpuPerRun(before: ServiceCpu | undefined, after: ServiceCpu | undefined, runs: number): LocalRound['cpuMsPerRun'] {
+  if (before === undefined || after === undefined) return undefined;
+  return { coordinator: (after.coordinator - before.coordinator) / runs, spawner: before.children === after.children ? (after.spawner - before.spawner) / runs : undefined };
 }
 
 // node:http with keep-alive costs the load generator, which shares the 2 cores, far less than fetch().
@@ -211,12 +227,9 @@ async function measureOn(target: Target, backend: Backend, log: (line: string) =
     const cpuBefore = serviceCpuMs(target.pid);
     const runsPerSec = await throughputRound(target.api, `r${round}`);
     const cpuAfter = serviceCpuMs(target.pid);
-    const cpuMsPerRun =
-      cpuBefore === undefined || cpuAfter === undefined
-        ? undefined
-        : { coordinator: (cpuAfter.coordinator - cpuBefore.coordinator) / RUNS_PER_ROUND, spawner: (cpuAfter.spawner - cpuBefore.spawner) / RUNS_PER_ROUND };
+    const cpuMsPerRun = cpuPerRun(cpuBefore, cpuAfter, RUNS_PER_ROUND);
     rounds.push({ runsPerSec, spawnsPerSec, cpuMsPerRun });
-    const cpu = cpuMsPerRun === undefined ? '' : `, CPU per run: coordinator ${cpuMsPerRun.coordinator.toFixed(2)} ms, spawner ${cpuMsPerRun.spawner.toFixed(2)} ms`;
+    const cpu = cpuMsPerRun === undefined ? '' : `, CPU per run: coordinator ${cpuMsPerRun.coordinator.toFixed(2)} ms, spawner ${cpuMsPerRun.spawner?.toFixed(2) ?? '?'} ms`;
     log(`${backend} round ${round + 1}: ${runsPerSec.toFixed(1)} runs/s, sh -c true ${spawnsPerSec.toFixed(0)} spawns/s (${IN_FLIGHT} in flight), ${((runsPerSec / spawnsPerSec) * 100).toFixed(0)}%${cpu}`);
   }
   const latencies: number[] = [];

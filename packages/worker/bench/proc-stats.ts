@@ -19,7 +19,8 @@ export function cpuMs(pid: number): number | undefined {
   try {
     // The fields after the command name, which may itself hold ") ": utime and stime are the 12th and 13th.
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ').pop()?.split(' ') ?? [];
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SEC;
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SEC;
+    return Number.isFinite(ms) ? ms : undefined;
   } catch {
     return undefined;
   }

@@ -43,7 +43,7 @@ export class PersistingReporter implements RunReporter {
   /** Where this run's streams end in the database: this reporter is their only writer. */
   private readonly streams: OwnLogStreams = new Map();
   private writing: Promise<void> | undefined;
-  private readonly window = new BatchWindow(BATCH_WINDOW_MS);
+  private readonly window: BatchWindow;
   private outputs: RunOutputs | undefined;
   private readonly runDir: string;
 
@@ -58,8 +58,11 @@ export class PersistingReporter implements RunReporter {
      * minutes, which would hold the shutdown, and the process, that long.
      */
     private readonly shuttingDown: AbortSignal,
+    /** How long a burst's first report waits for the rest (tests make it long, to see it cut short). */
+    batchWindowMs = BATCH_WINDOW_MS,
   ) {
     this.runDir = attemptLogDir(run);
+    this.window = new BatchWindow(batchWindowMs);
   }
 
   onStatus(snapshot: RunSnapshot): void {

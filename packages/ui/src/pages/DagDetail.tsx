@@ -8,7 +8,7 @@ import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { nodeStatusWord, toneOf } from '../lib/status';
-import { applyNodeEvents } from '../lib/node-events';
+import { applyNodeEvents, listsTooFewSteps } from '../lib/node-events';
 import { useResource } from '../lib/use-resource';
 
 import type { Problem } from '../components/SpecEditor';
@@ -117,7 +117,11 @@ export default function DagDetail() {
   };
   // The latest run's steps move in the graph from the stream's step changes, without a fetch.
   useRunEvents(`/events/dag-runs?name=${encodeURIComponent(dag?.name ?? fileName)}&nodes=true`, refresh, {
-    onNodes: (events) => latestRun.update((d) => (d !== undefined ? { ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } } : d)),
+    onNodes: (events) => {
+      const shown = latestRun.data?.dagRun;
+      if (shown !== undefined && listsTooFewSteps(shown.dagRunId, shown.nodes, events)) latestRun.reload();
+      else latestRun.update((d) => (d !== undefined ? { ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } } : d));
+    },
     onOpen: refresh,
   });
 

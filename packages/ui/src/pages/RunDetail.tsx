@@ -9,7 +9,7 @@ import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { conditionInWords, isLiveRun } from '../lib/status';
 import { runPath } from '../lib/paths';
-import { applyNodeEvents } from '../lib/node-events';
+import { applyNodeEvents, listsTooFewSteps } from '../lib/node-events';
 import { useResource } from '../lib/use-resource';
 
 type Run = Schemas['DagRunDetails'];
@@ -122,7 +122,10 @@ export default function RunDetail() {
   // Run changes fetch the run again (timing, outputs, handlers); step changes arrive whole and
   // are applied in place, so a moving run costs no request per step.
   useRunEvents(`/events/dag-runs/${encodeURIComponent(name)}/${encodeURIComponent(dagRunId)}?nodes=true`, detail.reload, {
-    onNodes: (events) => detail.update((d) => ({ ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } })),
+    onNodes: (events) => {
+      if (run !== undefined && listsTooFewSteps(run.dagRunId, run.nodes, events)) detail.reload();
+      else detail.update((d) => ({ ...d, dagRun: { ...d.dagRun, nodes: applyNodeEvents(d.dagRun.dagRunId, d.dagRun.nodes, events) } }));
+    },
     onOpen: detail.reload,
   });
   const step = search.get('step') ?? undefined;

@@ -15,35 +15,44 @@ describe('batch window', () => {
   beforeEach(() => mock.timers.enable({ apis: ['setTimeout'] }));
   afterEach(() => mock.timers.reset());
 
-  test('a wait ends when its time is up', async () => {
-    const window = new BatchWindow(150);
-    const wait = window.wait();
-    mock.timers.tick(149);
-    assert.equal(await isDone(wait), false);
-    mock.timers.tick(1);
-    assert.equal(await isDone(wait), true);
-  });
-
-  test('close() ends the open wait at once; its timer cannot touch the next wait', async () => {
+  test('a wait ends when its time is up, and the next one waits its own time', async () => {
     const window = new BatchWindow(150);
     const first = window.wait();
-    mock.timers.tick(100);
-    window.close();
+    mock.timers.tick(149);
+    assert.equal(await isDone(first), false);
+    mock.timers.tick(1);
     assert.equal(await isDone(first), true);
     const next = window.wait();
-    // Past the first wait's own time: had its timer survived, it would have disowned the next wait.
-    mock.timers.tick(60);
+    mock.timers.tick(100);
     assert.equal(await isDone(next), false);
-    window.close();
+    mock.timers.tick(50);
     assert.equal(await isDone(next), true);
   });
 
-  test('close() with no wait open does nothing to the next one', async () => {
+  test('end() ends the open wait at once, and later waits do not wait', async () => {
     const window = new BatchWindow(150);
-    window.close();
-    const wait = window.wait();
-    assert.equal(await isDone(wait), false);
-    mock.timers.tick(150);
-    assert.equal(await isDone(wait), true);
+    const open = window.wait();
+    mock.timers.tick(100);
+    window.end();
+    assert.equal(await isDone(open), true);
+    assert.equal(await isDone(window.wait()), true);
+  });
+
+  test('end() with no wait open: later waits do not wait either', async () => {
+    const window = new BatchWindow(150);
+    window.end();
+    assert.equal(await isDone(window.wait()), true);
+  });
+
+  test("a second wait opened while one is open keeps its end(): the first one's timer does not disown it", async () => {
+    const window = new BatchWindow(150);
+    const first = window.wait();
+    mock.timers.tick(100);
+    const second = window.wait();
+    mock.timers.tick(60);
+    assert.equal(await isDone(first), true);
+    assert.equal(await isDone(second), false);
+    window.end();
+    assert.equal(await isDone(second), true);
   });
 });

@@ -96,7 +96,7 @@ export class PersistingReporter implements RunReporter {
    * run's queue slot is freed that much sooner).
    */
   async settled(): Promise<void> {
-    this.window.close();
+    this.window.end();
     while (this.writing !== undefined) await this.writing;
     // A run without outputs stores none: the outputs endpoint then answers with empty metadata, as the contract says.
     if (this.outputs !== undefined && Object.keys(this.outputs.outputs).length > 0) await saveOutputs(this.db, this.run.id, this.outputs.metadata, this.outputs.outputs);

@@ -87,10 +87,10 @@ export class ReportBuffer implements RunReporter {
 
   /**
    * Resolves when the coordinator holds everything reported so far (or the attempt went stale).
-   * Called once the run is over: a batch window still open is cut short, not waited out.
+   * Called once the run is over: a batch window still open is cut short, and later reports go at once.
    */
   async settled(): Promise<void> {
-    this.window.close();
+    this.window.end();
     while (this.sending !== undefined) await this.sending;
   }
 
@@ -114,9 +114,7 @@ export class ReportBuffer implements RunReporter {
     this.seq += 1;
     event.seq = this.seq;
     this.pending.push(event);
-    this.sending ??= this.send().finally(() => {
-      this.sending = undefined;
-    });
+    this.sending ??= this.send();
   }
 
   private batch(): ReportEvent[] {
@@ -131,36 +129,46 @@ export class ReportBuffer implements RunReporter {
     return out;
   }
 
+  /**
+   * Sends until nothing is pending. `sending` is cleared in the same turn as the loop's last look
+   * at `pending`, by the `finally` here: cleared a microtask later (as a `.finally` on the caller's
+   * side did), a report pushed in between found a send still set, started none, and waited for
+   * the next report.
+   */
   private async send(): Promise<void> {
     const backoff = new Backoff();
-    await this.window.wait();
-    while (this.pending.length > 0 && !this.stale && !this.closed) {
-      const events = this.batch();
-      this.inFlightUpTo = events.at(-1)?.seq ?? 0;
-      try {
-        const answer = await this.client.request('Report', { workerId: this.workerId, ref: this.ref, events }, 15_000);
-        backoff.reset();
-        if (answer.stale) {
-          this.stale = true;
-          this.pending = [];
-          this.logger.warn('the coordinator no longer owns this attempt to us; stopping it', { dagName: this.ref.dagName, dagRunId: this.ref.dagRunId, attemptId: this.ref.attemptId });
-          this.onStale();
-          break;
+    try {
+      await this.window.wait();
+      while (this.pending.length > 0 && !this.stale && !this.closed) {
+        const events = this.batch();
+        this.inFlightUpTo = events.at(-1)?.seq ?? 0;
+        try {
+          const answer = await this.client.request('Report', { workerId: this.workerId, ref: this.ref, events }, 15_000);
+          backoff.reset();
+          if (answer.stale) {
+            this.stale = true;
+            this.pending = [];
+            this.logger.warn('the coordinator no longer owns this attempt to us; stopping it', { dagName: this.ref.dagName, dagRunId: this.ref.dagRunId, attemptId: this.ref.attemptId });
+            this.onStale();
+            break;
+          }
+          this.pending = this.pending.filter((e) => e.seq > answer.appliedSeq);
+        } catch (error) {
+          if (grpcCode(error) === GrpcStatus.INVALID_ARGUMENT) {
+            // Resending the same bytes cannot help; a later snapshot (each is complete) still gets through.
+            this.pending = this.pending.filter((e) => e.seq > this.inFlightUpTo);
+            this.logger.error('the coordinator refused a report batch as malformed; dropping it', { dagRunId: this.ref.dagRunId, events: events.length, error: toError(error).message });
+            continue;
+          }
+          const wait = backoff.next();
+          this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: toError(error).message });
+          await sleep(wait);
+        } finally {
+          this.inFlightUpTo = 0;
         }
-        this.pending = this.pending.filter((e) => e.seq > answer.appliedSeq);
-      } catch (error) {
-        if (grpcCode(error) === GrpcStatus.INVALID_ARGUMENT) {
-          // Resending the same bytes cannot help; a later snapshot (each is complete) still gets through.
-          this.pending = this.pending.filter((e) => e.seq > this.inFlightUpTo);
-          this.logger.error('the coordinator refused a report batch as malformed; dropping it', { dagRunId: this.ref.dagRunId, events: events.length, error: toError(error).message });
-          continue;
-        }
-        const wait = backoff.next();
-        this.logger.debug('report not delivered; will resend', { dagRunId: this.ref.dagRunId, waitMs: Math.round(wait), error: toError(error).message });
-        await sleep(wait);
-      } finally {
-        this.inFlightUpTo = 0;
       }
+    } finally {
+      this.sending = undefined;
     }
   }
 }

@@ -8,7 +8,8 @@ import { StartDialog } from '../components/StartDialog';
 import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { nodeStatusWord, toneOf } from '../lib/status';
-import { applyNodeEvents, listsTooFewSteps } from '../lib/node-events';
+import { applyNodeEvents } from '../lib/node-events';
+import { listsTooFewSteps } from '../lib/unlisted-steps';
 import { useResource } from '../lib/use-resource';
 
 import type { Problem } from '../components/SpecEditor';

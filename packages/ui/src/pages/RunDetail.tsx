@@ -9,7 +9,8 @@ import { useAuth } from '../lib/auth';
 import { useRunEvents } from '../lib/live';
 import { conditionInWords, isLiveRun } from '../lib/status';
 import { runPath } from '../lib/paths';
-import { applyNodeEvents, listsTooFewSteps } from '../lib/node-events';
+import { applyNodeEvents } from '../lib/node-events';
+import { listsTooFewSteps } from '../lib/unlisted-steps';
 import { useResource } from '../lib/use-resource';
 
 type Run = Schemas['DagRunDetails'];

@@ -8,7 +8,7 @@ import type { LogFollowers } from '../logs/log-followers.js';
 
 /**
  * How long the first report of a burst waits for the rest. A run's end never waits for it
- * (settled() closes it), so it only delays what is seen of a run still going: a step's start,
+ * (settled() ends it), so it only delays what is seen of a run still going: a step's start,
  * its output so far. It should cover a short step's whole run on a busy host, one write per run:
  * with 16 one-step runs in flight on 2 cores a run took 70-100 ms from its first report to its
  * end, and 50 ms gave 1.43-1.52 report writes per run, 150 ms 1.03-1.04 (1,200 runs of the

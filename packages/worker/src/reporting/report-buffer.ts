@@ -10,7 +10,7 @@ const MAX_MERGED_CHUNK = 256 * 1024;
 /**
  * How long the first report of a burst waits for the rest: a short step's start, output and
  * end then travel in one call instead of three. The run's end never waits for it (settled()
- * closes it); timestamps inside reports are unaffected. As the coordinator's own reporter's
+ * ends it); timestamps inside reports are unaffected. As the coordinator's own reporter's
  * window (persisting-reporter.ts), long enough to cover a short run on a busy host.
  */
 const BATCH_WINDOW_MS = 150;

@@ -2,5 +2,3 @@ export { WorkerDaemon, WorkerRefusedError, WORKER_VERSION } from './daemon.js';
 export { loadWorkerConfig, parseLabels, WorkerConfigError, type WorkerConfig, type RawWorkerConfig } from './config.js';
 export { createWorkerLogger, type Logger } from './logging.js';
 export { CoordinatorClient } from './grpc/client.js';
-export { ReportBuffer } from './reporting/report-buffer.js';
-export { SlotLoan } from './tasks/slot-loan.js';

@@ -4,7 +4,8 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import { PROTO_FILE, PROTO_LOADER_OPTIONS, RunStatus, type ReportEvent, type ReportRequest, type ReportResponse } from '@trellis/core';
 import type { RunSnapshot } from '@trellis/engine';
-import { CoordinatorClient, ReportBuffer, createWorkerLogger, loadWorkerConfig } from '@trellis/worker';
+import { CoordinatorClient, createWorkerLogger, loadWorkerConfig } from '@trellis/worker';
+import { ReportBuffer } from '../src/reporting/report-buffer.js';
 
 interface ServicePackage {
   trellis: { coordinator: { v1: { Coordinator: { service: grpc.ServiceDefinition } } } };

@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { NodeStatus, RunStatus } from '@trellis/core';
 import type { NodeSnapshot, RunSnapshot } from '@trellis/engine';
-import { SlotLoan } from '@trellis/worker';
+import { SlotLoan } from '../src/tasks/slot-loan.js';
 
 function node(name: string, run: string, status: NodeStatus): NodeSnapshot {
   return { step: { name, run } as NodeSnapshot['step'], stdout: '', stderr: '', startedAt: '', finishedAt: '', status, statusLabel: '', retryCount: 0, doneCount: 0, subRuns: [], subRunsRepeated: [], error: '' };

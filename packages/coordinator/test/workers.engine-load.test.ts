@@ -1,5 +1,6 @@
 // A worker loads its engine with its first task; when that load fails (its files replaced under
-// it by an upgrade in place, say), the worker goes on and tries again with the next task. The
+// it by an upgrade in place, say), the worker goes on and tries again with the next task. Its
+// onEngineLoad hook (where `trellis worker` lets V8 optimize again) runs before each load. The
 // worker is a real process running a copy of the built worker package, so one of its files can
 // go missing without touching the build other tests use (run `npm run build` first).
 import { after, before, test } from 'node:test';
@@ -13,10 +14,12 @@ import { startTestCoordinator, type TestCoordinator } from './support/coordinato
 const REPO = resolve(import.meta.dirname, '..', '..', '..');
 const WORKER_PACKAGE = join(REPO, 'packages', 'worker');
 
+const LOAD_MARK = 'onEngineLoad called';
+
 /** The daemon as `trellis worker` runs it, from the copy; SIGTERM stops it. */
 const DRIVER = `import { WorkerDaemon, createWorkerLogger, loadWorkerConfig } from './worker/dist/index.js';
 const config = loadWorkerConfig(JSON.parse(process.argv[2]), process.env);
-const daemon = new WorkerDaemon(config, createWorkerLogger(config.id, 'info'));
+const daemon = new WorkerDaemon(config, createWorkerLogger(config.id, 'info'), { onEngineLoad: () => console.log('${LOAD_MARK}') });
 process.once('SIGTERM', () => void daemon.shutdown());
 await daemon.start();
 await daemon.finished;
@@ -77,4 +80,6 @@ test('a worker whose engine failed to load keeps polling and loads it with the n
   const second = await t.waitForRunStatus('on-worker', 'second', [2, 3, 4], 30_000);
   assert.equal(second.status, 4, JSON.stringify(second));
   assert.equal(child.exitCode, null, 'the worker still runs');
+  // Once for the failed load, once for the load that worked; not for the second run's task.
+  assert.equal(output.split(LOAD_MARK).length - 1, 2, output);
 });

@@ -1,7 +1,9 @@
 // Resident memory of the service processes, as an operator's `ps` shows it (VmRSS), started as
 // `trellis server` and `trellis worker` from the built CLI (run `npm run build` first):
-//   - a worker with 16 pollers, idle, and at its peak while 16 one-step runs sleep on it (its
-//     spawner process, which starts the steps, counted apart);
+//   - a worker with 16 pollers, idle, and at its peak while 16 one-step runs sleep on it and
+//     then while 200 quick one-step runs go through it (its spawner process, which starts the
+//     steps, counted apart), and idle again after them (V8's optimizing compiler is back on by
+//     then: see packages/cli/src/optimizing-compiler.ts);
 //   - a coordinator on PostgreSQL, idle, and after 200 one-step runs on its local executor;
 //   - a coordinator on its embedded PGlite, idle.
 //   npm run bench -w packages/worker
@@ -78,6 +80,7 @@ async function benchCluster(): Promise<void> {
   const cluster = new Cluster({
     dags: {
       busy: `${queue}worker_selector:\n  pool: mem\nsteps:\n  - name: s\n    command: sleep 2\n`,
+      quick: `${queue}worker_selector:\n  pool: mem\nsteps:\n  - name: s\n    command: "true"\n`,
       local: `${queue}steps:\n  - name: s\n    command: "true"\n`,
     },
     config: 'logLevel: warn\nqueues:\n  - name: mem\n    maxConcurrency: 64\n',
@@ -94,12 +97,16 @@ async function benchCluster(): Promise<void> {
 
     let workerPeak = 0;
     let spawnerPeak = 0;
-    await load(cluster, 'busy', BUSY_RUNS, () => {
+    const sample = (): void => {
       workerPeak = Math.max(workerPeak, rss(worker));
       spawnerPeak = Math.max(spawnerPeak, ...children(worker).map(rss));
-    });
+    };
+    await load(cluster, 'busy', BUSY_RUNS, sample);
+    await load(cluster, 'quick', LOAD_RUNS, sample);
     report(`worker peak RSS while running ${BUSY_RUNS} steps`, workerPeak, TARGETS_MB.workerBusy);
     report(`worker's spawner process peak RSS while running ${BUSY_RUNS} steps`, spawnerPeak);
+    await sleep(SETTLE_MS);
+    report(`worker RSS idle again after ${BUSY_RUNS + LOAD_RUNS} runs`, await idleRss(worker));
 
     const started = performance.now();
     await load(cluster, 'local', LOAD_RUNS);

@@ -32,6 +32,14 @@ interface LentPoller {
   poll?: PendingCall<unknown>;
 }
 
+export interface WorkerDaemonOptions {
+  /**
+   * Called before each attempt to load the engine (the first task's, and again after a failed
+   * load): what the process needs only once it runs steps can be switched on here.
+   */
+  onEngineLoad?: () => void;
+}
+
 const sameAttempt = (a: TaskRef, b: TaskRef): boolean => a.dagName === b.dagName && a.dagRunId === b.dagRunId && a.attemptId === b.attemptId;
 
 /**
@@ -64,6 +72,7 @@ export class WorkerDaemon {
   constructor(
     private readonly config: WorkerConfig,
     private readonly logger: Logger,
+    private readonly options: WorkerDaemonOptions = {},
   ) {
     this.client = new CoordinatorClient(config);
     // Finished attempts wait for their reports before their folder frees: room for a second round.
@@ -272,8 +281,10 @@ export class WorkerDaemon {
   }
 
   private engineHost(): Promise<EngineHost> {
+    if (this.host !== undefined) return this.host;
+    this.options.onEngineLoad?.();
     // A failed load is not kept: the next task tries again instead of every task failing for good.
-    this.host ??= import('./tasks/engine-host.js')
+    this.host = import('./tasks/engine-host.js')
       .then(({ EngineHost }) => new EngineHost((message) => this.logger.error(message)))
       .catch((error: unknown) => {
         this.host = undefined;

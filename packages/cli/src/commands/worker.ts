@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type { RawWorkerConfig } from '@trellis/worker';
 import { exitWith } from '../args.js';
 import { keepYoungGenerationSmall } from '../young-generation.js';
+import { bringBackOptimizingCompiler } from '../optimizing-compiler.js';
 
 export function addWorkerCommand(program: Command): void {
   program
@@ -42,7 +43,7 @@ export async function workerCommand(raw: RawWorkerConfig): Promise<number> {
     throw error;
   }
   const logger = createWorkerLogger(config.id, config.logLevel);
-  const daemon = new WorkerDaemon(config, logger);
+  const daemon = new WorkerDaemon(config, logger, { onEngineLoad: bringBackOptimizingCompiler });
   const shutdown = (signal: string): void => {
     logger.info('signal received', { signal });
     void daemon.shutdown();

@@ -1,0 +1,113 @@
+// When the dispatcher asks for an admission pass: at once while nothing waits for a queue slot,
+// once for a burst of wakes while runs wait. On a real database; the executor is a recorder
+// (the dispatcher only hands it admitted runs and hears from it when a slot frees).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RunStatus } from '@trellis/core';
+import { insertRun, type Db, type RunRecord } from '@trellis/store';
+import { openTestDb } from '@trellis/store/testing';
+import { Dispatcher } from '../src/admission/dispatcher.js';
+import { QueueLimits } from '../src/admission/placement.js';
+import type { LocalExecutor } from '../src/execution/local-executor.js';
+import { createSilentLogger } from '../src/logging/logger.js';
+
+let db: Db;
+let cleanup: () => Promise<void>;
+/** Admission statements sent so far (counted as they are sent). */
+let passes = 0;
+
+before(async () => {
+  const opened = await openTestDb('admission_dispatcher');
+  cleanup = opened.cleanup;
+  const counted = opened.db;
+  db = {
+    ...counted,
+    query: (sql, params) => {
+      if (sql.includes('trellis_admit')) passes += 1;
+      return counted.query(sql, params);
+    },
+  };
+});
+after(async () => cleanup());
+
+async function queueRun(queueName: string, dagRunId: string): Promise<void> {
+  await insertRun(db, {
+    dagName: queueName, dagRunId, fileName: queueName, attemptId: `a-${dagRunId}`, status: RunStatus.Queued, params: '[]', queueName,
+    logFile: '', specYaml: 'steps: [true]', labels: [], trigger: 'manual', triggeredBy: { kind: 'anonymous', id: 'anonymous', name: 'anonymous' }, noReuse: false, dispatchTarget: 'local', workerSelector: {},
+  });
+}
+
+/** Records the runs handed to it; `free` plays a run's end. */
+class RecordingExecutor {
+  readonly started: string[] = [];
+  private readonly listeners: Array<() => void> = [];
+  onSlotFreed(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+  start(run: RunRecord): Promise<void> {
+    this.started.push(run.dagRunId);
+    return Promise.resolve();
+  }
+  free(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function dispatcherFor(queueName: string, limit: number, executor: RecordingExecutor): Dispatcher {
+  const limits = new QueueLimits(new Map([[queueName, limit]]), () => []);
+  return new Dispatcher({ db, executor: executor as unknown as LocalExecutor, workerId: 'local:dispatcher-test', logger: createSilentLogger(), limits });
+}
+
+describe('admission passes', () => {
+  test('with no run waiting for a slot, a wake admits at once', async () => {
+    const executor = new RecordingExecutor();
+    const dispatcher = dispatcherFor('open', 5, executor);
+    dispatcher.start();
+    await until('the first pass', () => passes > 0);
+    // Its answer (nothing queued) is in before the run below is queued.
+    await new Promise((r) => setTimeout(r, 50));
+    try {
+      await queueRun('open', 'open-1');
+      const before = passes;
+      dispatcher.wake('work');
+      // Sent in the wake's own turn, not after a gathering delay.
+      assert.equal(passes, before + 1);
+      await until('the run to start', () => executor.started.includes('open-1'));
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  test('while runs wait for a full queue, a burst of wakes costs one pass', async () => {
+    const executor = new RecordingExecutor();
+    for (let i = 0; i < 4; i += 1) await queueRun('full', `full-${i}`);
+    const dispatcher = dispatcherFor('full', 1, executor);
+    try {
+      dispatcher.start();
+      await until('the first run to start', () => executor.started.length === 1);
+      await new Promise((r) => setTimeout(r, 50));
+      // The first run ends; more runs queue and other ends arrive within the same few ms.
+      await db.query(`UPDATE runs SET status = ${RunStatus.Success} WHERE dag_run_id = $1`, [executor.started[0]]);
+      const before = passes;
+      executor.free();
+      dispatcher.wake('work');
+      executor.free();
+      dispatcher.wake('work');
+      assert.equal(passes, before, 'no pass in the wakes own turn');
+      await until('the next run to start', () => executor.started.length === 2);
+      await new Promise((r) => setTimeout(r, 50));
+      assert.equal(passes, before + 1, 'one pass for the four wakes');
+      assert.deepEqual(executor.started, ['full-0', 'full-1']);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+});

@@ -13,8 +13,9 @@ import { createSilentLogger } from '../src/logging/logger.js';
 
 let db: Db;
 let cleanup: () => Promise<void>;
-/** Admission statements sent so far (counted as they are sent). */
+/** Admission statements sent so far (counted as they are sent), and answered so far. */
 let passes = 0;
+let answered = 0;
 
 before(async () => {
   const opened = await openTestDb('admission_dispatcher');
@@ -22,9 +23,10 @@ before(async () => {
   const counted = opened.db;
   db = {
     ...counted,
-    query: (sql, params) => {
-      if (sql.includes('trellis_admit')) passes += 1;
-      return counted.query(sql, params);
+    query: <T>(sql: string, params?: unknown[]) => {
+      if (!sql.includes('trellis_admit')) return counted.query<T>(sql, params);
+      passes += 1;
+      return counted.query<T>(sql, params).finally(() => (answered += 1));
     },
   };
 });
@@ -61,6 +63,16 @@ async function until(what: string, check: () => boolean): Promise<void> {
   }
 }
 
+/** Every admission sent has been answered and the dispatcher has taken in the answer (a few microtasks later). */
+async function passesSettled(): Promise<void> {
+  await until('the admissions sent to be answered', () => answered === passes);
+  await new Promise((r) => setImmediate(r));
+}
+
+/**
+ * Not started: start() would add the 2 s sweep, whose passes these counts do not expect. The
+ * first pass comes from a wake instead.
+ */
 function dispatcherFor(queueName: string, limit: number, executor: RecordingExecutor): Dispatcher {
   const limits = new QueueLimits(new Map([[queueName, limit]]), () => []);
   return new Dispatcher({ db, executor: executor as unknown as LocalExecutor, workerId: 'local:dispatcher-test', logger: createSilentLogger(), limits });
@@ -70,11 +82,10 @@ describe('admission passes', () => {
   test('with no run waiting for a slot, a wake admits at once', async () => {
     const executor = new RecordingExecutor();
     const dispatcher = dispatcherFor('open', 5, executor);
-    dispatcher.start();
-    await until('the first pass', () => passes > 0);
-    // Its answer (nothing queued) is in before the run below is queued.
-    await new Promise((r) => setTimeout(r, 50));
     try {
+      dispatcher.wake('work');
+      // Its answer (nothing queued) is in before the run below is queued.
+      await passesSettled();
       await queueRun('open', 'open-1');
       const before = passes;
       dispatcher.wake('work');
@@ -91,23 +102,37 @@ describe('admission passes', () => {
     for (let i = 0; i < 4; i += 1) await queueRun('full', `full-${i}`);
     const dispatcher = dispatcherFor('full', 1, executor);
     try {
-      dispatcher.start();
+      dispatcher.wake('work');
       await until('the first run to start', () => executor.started.length === 1);
-      await new Promise((r) => setTimeout(r, 50));
-      // The first run ends; more runs queue and other ends arrive within the same few ms.
+      await passesSettled();
+      // The first run ends; other wakes (ends, new runs) follow within the same few ms.
       await db.query(`UPDATE runs SET status = ${RunStatus.Success} WHERE dag_run_id = $1`, [executor.started[0]]);
       const before = passes;
       executor.free();
       dispatcher.wake('work');
       executor.free();
       dispatcher.wake('work');
-      assert.equal(passes, before, 'no pass in the wakes own turn');
+      assert.equal(passes, before, "no pass in the wakes' own turn");
       await until('the next run to start', () => executor.started.length === 2);
-      await new Promise((r) => setTimeout(r, 50));
+      await passesSettled();
       assert.equal(passes, before + 1, 'one pass for the four wakes');
       assert.deepEqual(executor.started, ['full-0', 'full-1']);
     } finally {
       await dispatcher.stop();
     }
+  });
+
+  test('a stopped dispatcher sends no gathered pass', async () => {
+    // full-1 still runs in its queue of one; full-2 and full-3 wait.
+    const executor = new RecordingExecutor();
+    const dispatcher = dispatcherFor('full', 1, executor);
+    dispatcher.wake('work');
+    await passesSettled();
+    const before = passes;
+    executor.free();
+    await dispatcher.stop();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(passes, before);
+    assert.deepEqual(executor.started, []);
   });
 });

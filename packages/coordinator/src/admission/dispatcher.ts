@@ -12,7 +12,10 @@ const BATCH = 32;
  * While local runs wait for a queue slot, how long a wake waits for others before it asks for
  * an admission pass. Runs then end, and new ones queue, one after another: a pass per wake cost
  * a PGlite coordinator 1.1 admission statements per run (1.3 ms each, most finding every slot
- * taken) with 16 slots full and more runs queued. With nothing waiting, a wake admits at once.
+ * taken) with 16 slots full and more runs queued. The backlog is not told apart by queue (the
+ * admission answers only whether any local run is left), so while one queue is full a run
+ * queued on another with free slots also starts up to this much later: small beside what
+ * starting a process costs. With nothing waiting, a wake admits at once.
  */
 const BACKLOG_GATHER_MS = 5;
 
@@ -30,7 +33,8 @@ export interface DispatcherDeps {
 
 /**
  * Hands queued local runs to the local executor, and wakes the remote pollers. Every start, enqueue and finished run wakes it; wakes
- * that arrive while it admits are folded into one more pass, so it never admits twice at once.
+ * that arrive while it admits are folded into one more pass, so it never admits twice at once,
+ * and while runs wait for a slot, wakes are gathered for BACKLOG_GATHER_MS into one pass.
  */
 export class Dispatcher {
   private readonly passes = new SerialPass(() => this.admitLocal());

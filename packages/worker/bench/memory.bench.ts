@@ -56,23 +56,43 @@ async function terminalCount(cluster: Cluster, dagName: string): Promise<number>
   return row?.n ?? 0;
 }
 
-/** `count` runs of `dagName` through the API, IN_FLIGHT requests at a time; resolves when all have ended. */
-async function load(cluster: Cluster, dagName: string, count: number, onTick: () => void = () => undefined): Promise<void> {
+/**
+ * `count` runs of `dagName` through the API, IN_FLIGHT requests at a time; resolves when all
+ * have ended. `sample` runs every SAMPLE_MS from the first request to the last end: quick runs
+ * mostly end while others are still being enqueued.
+ */
+async function load(cluster: Cluster, dagName: string, count: number, sample: () => void = () => undefined): Promise<void> {
   const before = await terminalCount(cluster, dagName);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: IN_FLIGHT }, async () => {
-      while (next < count) {
-        const id = `${dagName}-${next++}`;
-        const answer = await cluster.call('POST', `/dags/${dagName}/enqueue`, { dagRunId: id });
-        if (answer.status !== 200) throw new Error(`enqueue answered ${answer.status}`);
-      }
-    }),
-  );
-  while ((await terminalCount(cluster, dagName)) < before + count) {
-    onTick();
-    await sleep(SAMPLE_MS);
+  const sampler = setInterval(sample, SAMPLE_MS);
+  try {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: IN_FLIGHT }, async () => {
+        while (next < count) {
+          const id = `${dagName}-${next++}`;
+          const answer = await cluster.call('POST', `/dags/${dagName}/enqueue`, { dagRunId: id });
+          if (answer.status !== 200) throw new Error(`enqueue answered ${answer.status}`);
+        }
+      }),
+    );
+    while ((await terminalCount(cluster, dagName)) < before + count) await sleep(SAMPLE_MS);
+  } finally {
+    clearInterval(sampler);
+    sample();
   }
+}
+
+/** Peak RSS of a process and of its children (its spawner), sampled while a phase runs. */
+class Peaks {
+  process = 0;
+  children = 0;
+
+  constructor(private readonly pid: number) {}
+
+  readonly sample = (): void => {
+    this.process = Math.max(this.process, rss(this.pid));
+    this.children = Math.max(this.children, ...children(this.pid).map(rss));
+  };
 }
 
 async function benchCluster(): Promise<void> {
@@ -95,16 +115,15 @@ async function benchCluster(): Promise<void> {
     report('worker idle RSS (16 pollers)', await idleRss(worker), TARGETS_MB.workerIdle);
     report('coordinator idle RSS (PostgreSQL)', await idleRss(coordinator), TARGETS_MB.coordinatorIdle);
 
-    let workerPeak = 0;
-    let spawnerPeak = 0;
-    const sample = (): void => {
-      workerPeak = Math.max(workerPeak, rss(worker));
-      spawnerPeak = Math.max(spawnerPeak, ...children(worker).map(rss));
-    };
-    await load(cluster, 'busy', BUSY_RUNS, sample);
-    await load(cluster, 'quick', LOAD_RUNS, sample);
-    report(`worker peak RSS while running ${BUSY_RUNS} steps`, workerPeak, TARGETS_MB.workerBusy);
-    report(`worker's spawner process peak RSS while running ${BUSY_RUNS} steps`, spawnerPeak);
+    // Both phases run up to 16 steps at once (16 pollers): 16 that sleep 2 s, then 200 that exit at once.
+    const sleeping = new Peaks(worker);
+    await load(cluster, 'busy', BUSY_RUNS, sleeping.sample);
+    const quick = new Peaks(worker);
+    await load(cluster, 'quick', LOAD_RUNS, quick.sample);
+    report(`worker peak RSS, ${BUSY_RUNS} sleeping steps`, sleeping.process);
+    report(`worker peak RSS, ${LOAD_RUNS} quick one-step runs`, quick.process);
+    report(`worker peak RSS while running ${BUSY_RUNS} steps`, Math.max(sleeping.process, quick.process), TARGETS_MB.workerBusy);
+    report(`worker's spawner process peak RSS while running ${BUSY_RUNS} steps`, Math.max(sleeping.children, quick.children));
     await sleep(SETTLE_MS);
     report(`worker RSS idle again after ${BUSY_RUNS + LOAD_RUNS} runs`, await idleRss(worker));
 

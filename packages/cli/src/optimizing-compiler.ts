@@ -2,11 +2,10 @@ import { setFlagsFromString } from 'node:v8';
 
 /**
  * Leaves V8's optimizing compiler (TurboFan) out of an idle worker daemon. The first functions
- * TurboFan optimizes, within seconds of start (heartbeats, polls), page in the compiler's code
- * and zones: about 4.5 MB of an idle worker's resident memory, for code that runs a few times a
- * second. Set at run time because `trellis worker` is started as a plain `node` process, and
- * before the program loads: functions compiled while the flag was on (the CLI's, Node's own
- * timers and streams) would still be optimized once hot.
+ * TurboFan optimizes, within seconds of start (module loading, heartbeats, polls), page in the
+ * compiler's code and zones: about 4.5 MB of an idle worker's resident memory, for code that
+ * runs a few times a second. Set at run time because `trellis worker` is started as a plain
+ * `node` process, and before the program loads, so that nothing is optimized during start-up.
  */
 export function leaveOutOptimizingCompiler(): void {
   setFlagsFromString('--no-turbofan');

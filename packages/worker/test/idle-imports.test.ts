@@ -3,11 +3,13 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
-/** The ES modules a fresh Node process loads to import `specifier`, from this package's folder and sources. */
+/** The ES modules a fresh Node process resolves to import `specifier`, from this package's folder and sources. */
 function modulesLoadedBy(specifier: string): string[] {
   const out = execFileSync(process.execPath, ['--conditions=source', '--import', 'tsx', join(import.meta.dirname, 'fixtures', 'loaded-modules.mjs'), specifier], {
     cwd: join(import.meta.dirname, '..'),
     encoding: 'utf8',
+    // A hook that never answers would hold the test: it fails instead.
+    timeout: 60_000,
   });
   return JSON.parse(out) as string[];
 }

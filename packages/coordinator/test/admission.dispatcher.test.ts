@@ -10,6 +10,7 @@ import { Dispatcher } from '../src/admission/dispatcher.js';
 import { QueueLimits } from '../src/admission/placement.js';
 import type { LocalExecutor } from '../src/execution/local-executor.js';
 import { createSilentLogger } from '../src/logging/logger.js';
+import { until } from './support/until.js';
 
 let db: Db;
 let cleanup: () => Promise<void>;
@@ -52,14 +53,6 @@ class RecordingExecutor {
   }
   free(): void {
     for (const listener of this.listeners) listener();
-  }
-}
-
-async function until(what: string, check: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
   }
 }
 

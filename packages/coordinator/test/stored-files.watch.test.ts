@@ -11,17 +11,10 @@ import { watch, mkdirSync, mkdtempSync, rmSync, writeFileSync, type FSWatcher } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DagFiles, DocFiles, SingleFile, type WatchDirectory } from '@trellis/coordinator';
+import { until } from './support/until.js';
 
 const root = mkdtempSync(join(tmpdir(), 'trellis-stored-files-watch-'));
 after(() => rmSync(root, { recursive: true, force: true }));
-
-async function until(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) assert.fail(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 /** Node's own watch, each watcher kept so the test can raise the error Node raises. */
 function keptWatches(recursive: boolean): { watchers: FSWatcher[]; watchDirectory: WatchDirectory } {

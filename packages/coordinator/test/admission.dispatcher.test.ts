@@ -1,5 +1,5 @@
 // When the dispatcher asks for an admission pass: at once while nothing waits for a queue slot,
-// once for a burst of wakes while runs wait. On a real database; the executor is a recorder
+// once for a burst of wakes while runs wait, and at once again when the last pass is long past. On a real database; the executor is a recorder
 // (the dispatcher only hands it admitted runs and hears from it when a slot frees).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -64,11 +64,12 @@ async function passesSettled(): Promise<void> {
 
 /**
  * Not started: start() would add the 2 s sweep, whose passes these counts do not expect. The
- * first pass comes from a wake instead.
+ * first pass comes from a wake instead. While runs wait, passes are `spacingMs` apart: wide
+ * enough by default that a test's wakes fall inside it however slow the machine.
  */
-function dispatcherFor(queueName: string, limit: number, executor: RecordingExecutor): Dispatcher {
+function dispatcherFor(queueName: string, limit: number, executor: RecordingExecutor, spacingMs = 1000): Dispatcher {
   const limits = new QueueLimits(new Map([[queueName, limit]]), () => []);
-  return new Dispatcher({ db, executor: executor as unknown as LocalExecutor, workerId: 'local:dispatcher-test', logger: createSilentLogger(), limits });
+  return new Dispatcher({ db, executor: executor as unknown as LocalExecutor, workerId: 'local:dispatcher-test', logger: createSilentLogger(), limits, backlogPassSpacingMs: spacingMs });
 }
 
 describe('admission passes', () => {
@@ -115,8 +116,31 @@ describe('admission passes', () => {
     }
   });
 
-  test('a stopped dispatcher sends no gathered pass', async () => {
+  test('while runs wait, a wake that comes after the spacing admits at once', async () => {
     // full-1 still runs in its queue of one; full-2 and full-3 wait.
+    const spacingMs = 50;
+    const executor = new RecordingExecutor();
+    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
+    try {
+      dispatcher.wake('work');
+      await passesSettled();
+      assert.deepEqual(executor.started, [], 'the queue is full');
+      const passEnded = performance.now();
+      await db.query(`UPDATE runs SET status = ${RunStatus.Success} WHERE dag_run_id = 'full-1'`);
+      await new Promise((r) => setTimeout(r, Math.max(0, passEnded + spacingMs * 2 - performance.now())));
+      const before = passes;
+      executor.free();
+      // A serial queue's next run is not held back by the gathering.
+      assert.equal(passes, before + 1, "the pass is sent in the wake's own turn");
+      await until('the next run to start', () => executor.started.length === 1);
+      assert.deepEqual(executor.started, ['full-2']);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  test('a stopped dispatcher sends no gathered pass', async () => {
+    // full-2 still runs in its queue of one; full-3 waits.
     const executor = new RecordingExecutor();
     const dispatcher = dispatcherFor('full', 1, executor);
     dispatcher.wake('work');

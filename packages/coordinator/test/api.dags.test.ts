@@ -52,6 +52,25 @@ describe('DAG definitions API', () => {
     assert.deepEqual((desc.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['broken', 'beta', 'alpha']);
   });
 
+  test('list: a page read again shows what changed since: a run, a suspension, a definition, a deletion', async () => {
+    type Item = { dag: { description: string }; latestDAGRun: { dagRunId: string; status: number } | null; suspended: boolean };
+    const listed = async (): Promise<Item[]> => (await call('GET', '/dags?name=gamma')).json.dags as Item[];
+    await call('POST', '/dags', { name: 'gamma', spec: 'description: g1\nsteps:\n  - sleep 30\n' });
+    assert.deepEqual((await listed()).map((d) => [d.dag.description, d.latestDAGRun, d.suspended]), [['g1', null, false]]);
+    const id = (await call('POST', '/dags/gamma/start', {})).json.dagRunId as string;
+    await t.waitForRunStatus('gamma', id, [1]);
+    assert.deepEqual((await listed()).map((d) => [d.latestDAGRun?.dagRunId, d.latestDAGRun?.status]), [[id, 1]], 'a new run');
+    await call('POST', `/dag-runs/gamma/${id}/stop`);
+    await t.waitForRunStatus('gamma', id, [3]);
+    assert.deepEqual((await listed()).map((d) => d.latestDAGRun?.status), [3], 'the run, moved on');
+    await call('POST', '/dags/gamma/suspend', { suspend: true });
+    assert.deepEqual((await listed()).map((d) => d.suspended), [true], 'a suspension');
+    await call('PUT', '/dags/gamma/spec', { spec: 'description: g2\nsteps:\n  - echo g\n' });
+    assert.deepEqual((await listed()).map((d) => d.dag.description), ['g2'], 'a changed definition');
+    assert.equal((await call('DELETE', '/dags/gamma')).status, 204);
+    assert.deepEqual(await listed(), [], 'a deleted one');
+  });
+
   test('list limits: perPage 1-1000, page >= 1', async () => {
     assert.equal((await call('GET', '/dags?perPage=1001')).status, 400);
     assert.equal((await call('GET', '/dags?perPage=0')).status, 400);

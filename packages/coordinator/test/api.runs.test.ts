@@ -95,6 +95,24 @@ describe('starting runs', () => {
     assert.deepEqual([again.status, again.json.code], [400, 'not_running']);
   });
 
+  test('a run list read again shows what changed since: a run that moved on, a newer run', async () => {
+    const listed = async (): Promise<Json[]> => (await t.call('GET', '/dag-runs/slow?limit=1')).json.dagRuns as Json[];
+    const id = await start('slow');
+    await t.waitForRunStatus('slow', id, [1]);
+    assert.deepEqual((await listed()).map((r) => [r.dagRunId, r.statusLabel]), [[id, 'running']]);
+    assert.deepEqual((await listed()).map((r) => [r.dagRunId, r.statusLabel]), [[id, 'running']], 'read again unchanged');
+    await t.call('POST', `/dag-runs/slow/${id}/stop`);
+    await t.waitForRunStatus('slow', id, [3]);
+    assert.deepEqual((await listed()).map((r) => [r.dagRunId, r.statusLabel]), [[id, 'aborted']]);
+    const newer = await start('slow');
+    await t.waitForRunStatus('slow', newer, [1]);
+    const page = (await t.call('GET', '/dag-runs/slow?limit=1')).json;
+    assert.deepEqual((page.dagRuns as Json[]).map((r) => r.dagRunId), [newer]);
+    assert.equal(typeof page.nextCursor, 'string', 'the older run is on the next page');
+    await t.call('POST', `/dag-runs/slow/${newer}/stop`);
+    await t.waitForRunStatus('slow', newer, [3]);
+  });
+
   test('DAG-local queue runs one at a time: the second waits with a condition, and can be dequeued', async () => {
     const first = await start('slow');
     await t.waitForRunStatus('slow', first, [1]);

@@ -180,7 +180,7 @@ describe('runs repository', () => {
     await setSuspended(db, 'none', true);
     const states = await getDagRunStates(db, new RunSummaryCache(), ['paged', 'none']);
     const pagedJson = await listRunSummaryJson(db, new RunSummaryCache(), { name: 'paged', limit: 10 });
-    const listed = JSON.parse(pagedJson.json) as Array<Record<string, unknown>>;
+    const listed = pagedJson.summaries.map((text) => JSON.parse(text) as Record<string, unknown>);
     assert.deepEqual(
       listed.map((r) => [r.dagRunId, r.status, r.statusLabel, r.queuedAt, r.startedAt, r.finishedAt, r.triggeredBy, r.conditions]),
       summaries.runs.map((r) => [r.dagRunId, r.status, r.status === RunStatus.Success ? 'succeeded' : 'queued', r.queuedAt, r.startedAt, r.finishedAt, r.triggeredBy, r.status === RunStatus.Queued ? [] : undefined]),
@@ -198,15 +198,16 @@ describe('runs repository', () => {
     const runs = [];
     for (const id of ['k1', 'k2', 'k3']) runs.push(await insertRun(db, newRun({ dagName: 'kept', dagRunId: id })));
     const first = await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 });
-    assert.deepEqual((JSON.parse(first.json) as Array<{ dagRunId: string }>).map((r) => r.dagRunId), ['k3', 'k2', 'k1']);
+    assert.deepEqual(first.summaries.map((text) => (JSON.parse(text) as { dagRunId: string }).dagRunId), ['k3', 'k2', 'k1']);
     let statements = 0;
     const counting: Queryable = { query: (text, params) => ((statements += 1), db.query(text, params)) };
-    assert.equal((await listRunSummaryJson(counting, cache, { name: 'kept', limit: 10 })).json, first.json);
+    const again = await listRunSummaryJson(counting, cache, { name: 'kept', limit: 10 });
+    assert.ok(again.summaries.every((text, i) => text === first.summaries[i]) && again.summaries.length === 3, 'the same summaries');
     assert.equal(statements, 1, 'a page read again unchanged is its ids and versions only');
     const newest = runs[2];
     assert.ok(newest !== undefined);
     await updateRunStatus(db, { runId: newest.id, attemptId: newest.attemptId, expected: [RunStatus.Queued], next: RunStatus.Running, startedAt: new Date() });
-    const changed = JSON.parse((await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 })).json) as Array<{ dagRunId: string; status: number; startedAt?: string }>;
+    const changed = (await listRunSummaryJson(db, cache, { name: 'kept', limit: 10 })).summaries.map((text) => JSON.parse(text) as { dagRunId: string; status: number; startedAt?: string });
     assert.deepEqual([changed[0]?.dagRunId, changed[0]?.status, typeof changed[0]?.startedAt], ['k3', RunStatus.Running, 'string'], 'the changed run, not the one held');
     const latest = (await getDagRunStates(db, cache, ['kept'])).get('kept');
     assert.deepEqual(JSON.parse(latest?.latestJson ?? 'null'), changed[0], 'the DAG list shares the summaries');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DAG_FILE_NAME, workspaceLabel } from '@trellis/core';
 import { actorOf, defineRoute, JsonText, NO_CONTENT, reply, type AnyRoute } from '../http/routes.js';
+import { PageCache } from '../http/page-cache.js';
 import type { DagCommands } from '../definitions/dag-commands.js';
 import type { DagQueries } from '../definitions/dag-queries.js';
 import { paginationOf, paginationQuery } from './pagination.js';
@@ -89,6 +90,7 @@ function suspendDag({ commands }: DagRoutesDeps): AnyRoute {
 }
 
 function listDags({ queries }: DagRoutesDeps): AnyRoute {
+  const pages = new PageCache();
   return defineRoute({
     method: 'get',
     path: '/dags',
@@ -102,8 +104,9 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     shareAnswers: true,
     handler: async ({ query }) => {
       const labels = [query.labels, query.workspace !== undefined ? workspaceLabel(query.workspace) : undefined].filter((l) => l !== undefined).join(',');
-      const { dagsJson, total } = await queries.list({ ...query, labels });
-      return new JsonText(`{"dags":${dagsJson},"errors":[],"pagination":${JSON.stringify(paginationOf(total, query.page, query.perPage))}}`);
+      const { items, total } = await queries.list({ ...query, labels });
+      const page = { parts: [total, ...items.parts], text: () => `{"dags":${items.text()},"errors":[],"pagination":${JSON.stringify(paginationOf(total, query.page, query.perPage))}}` };
+      return new JsonText(pages.body(JSON.stringify(query), page));
     },
   });
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BadRequestError, DAG_FILE_NAME, RunStatus, isNodeStatus, workspaceLabel } from '@trellis/core';
 import { actorOf, defineRoute, JsonText, type AnyRoute } from '../http/routes.js';
 import { unixSecondsQuery } from '../http/timestamps.js';
+import { PageCache } from '../http/page-cache.js';
 import type { RunCommands, StartOptions } from '../runs/run-commands.js';
 import type { RunListFilter, RunQueries } from '../runs/run-queries.js';
 import type { LogWindow } from '../logs/log-pager.js';
@@ -161,6 +162,8 @@ function logWindow(query: z.output<typeof logQuery>): LogWindow {
 }
 
 function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
+  const pages = new PageCache();
+  const listPage = async (filter: RunListFilter): Promise<JsonText> => new JsonText(pages.body(JSON.stringify(filter), await deps.queries.list(filter)));
   return [
     defineRoute({
       method: 'get',
@@ -172,7 +175,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       response: runListSchema,
       query: listQuery,
       shareAnswers: true,
-      handler: async ({ query }) => new JsonText(await deps.queries.listJson(listFilter(query, query.name))),
+      handler: ({ query }) => listPage(listFilter(query, query.name)),
     }),
     defineRoute({
       method: 'get',
@@ -185,7 +188,7 @@ function managementRoutes(deps: RunRoutesDeps): AnyRoute[] {
       params: z.object({ name: z.string().min(1) }),
       query: listQuery,
       shareAnswers: true,
-      handler: async ({ params, query }) => new JsonText(await deps.queries.listJson(listFilter(query, params.name))),
+      handler: ({ params, query }) => listPage(listFilter(query, params.name)),
     }),
     defineRoute({
       method: 'get',

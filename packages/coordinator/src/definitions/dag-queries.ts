@@ -4,6 +4,7 @@ import type { RunService } from '../runs/run-service.js';
 import { orderedBy, type DagIndex, type IndexedDag } from './dag-index.js';
 import { requireDag, type DagSchedule } from './dag-lookup.js';
 import { dagDetails, listItemJson } from './dag-payloads.js';
+import type { ListPage } from '../http/page-cache.js';
 
 export interface DagQueryDeps {
   index: DagIndex;
@@ -40,15 +41,24 @@ function matchesFilters(entry: IndexedDag, name: string | undefined, labels: str
 export class DagQueries {
   constructor(private readonly deps: DagQueryDeps) {}
 
-  /** One page of the matching definitions (a JSON array, as text), and how many match in all. */
-  async list(filter: DagListFilter): Promise<{ dagsJson: string; total: number }> {
+  /**
+   * One page of the matching definitions (its items as a JSON array, written on demand, and what
+   * they are made of), and how many match in all.
+   */
+  async list(filter: DagListFilter): Promise<{ items: ListPage; total: number }> {
     const labels = (filter.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
     const entries = this.matching(filter.sort, (e) => matchesFilters(e, filter.name, labels));
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
     const states = await this.deps.runQueries.dagRunStates(slice.map((e) => e.name));
-    const items = slice.map((e) => listItemJson(e, this.deps.schedule.nextRun(e), states.get(e.name)?.latestJson, states.get(e.name)?.suspended));
-    return { dagsJson: `[${items.join(',')}]`, total: entries.length };
+    const rows = slice.map((entry) => ({ entry, nextRun: this.deps.schedule.nextRun(entry), state: states.get(entry.name) }));
+    return {
+      items: {
+        parts: rows.flatMap(({ entry, nextRun, state }) => [entry, nextRun, state?.latestJson, state?.suspended]),
+        text: () => `[${rows.map(({ entry, nextRun, state }) => listItemJson(entry, nextRun, state?.latestJson, state?.suspended)).join(',')}]`,
+      },
+      total: entries.length,
+    };
   }
 
   async details(fileName: string) {

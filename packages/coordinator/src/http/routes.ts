@@ -39,11 +39,12 @@ export class Reply {
 export const reply = (status: number, body?: unknown): Reply => new Reply(status, body);
 
 /**
- * A JSON success body the handler serialized itself (from parts cached between requests); sent
- * as it is, and checked like any other body where responses are checked.
+ * A JSON success body the handler serialized itself (from parts cached between requests), as
+ * text or as its UTF-8 bytes; sent as it is, and checked like any other body where responses
+ * are checked.
  */
 export class JsonText {
-  constructor(readonly text: string) {}
+  constructor(readonly body: string | Buffer) {}
 }
 
 /** Returned by handlers that wrote the response themselves (text, streams). */
@@ -217,8 +218,8 @@ async function runRoute(route: AnyRoute, req: Request, res: Response, checkRespo
   if (result === HANDLED) return;
   if (result instanceof JsonText) {
     const status = route.successStatus ?? 200;
-    if (checkResponses) checkResponse(route, status, JSON.parse(result.text));
-    sendJson(res, status, result.text);
+    if (checkResponses) checkResponse(route, status, JSON.parse(result.body.toString()));
+    sendJson(res, status, result.body);
     return;
   }
   const status = result instanceof Reply ? result.status : (route.successStatus ?? 200);

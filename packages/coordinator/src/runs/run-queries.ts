@@ -3,6 +3,7 @@ import { getDagRunStates, getLatestRun, getNodes, getOutputs, listRunSummaries, 
 import { EMPTY_LOG_PAGE, readEndedTail, readLogPage, type LogPage, type LogWindow } from '../logs/log-pager.js';
 import { logStreamOf } from '../logs/log-streams.js';
 import type { LogFileImport } from '../logs/log-file-import.js';
+import type { ListPage } from '../http/page-cache.js';
 import { runDetails, runSummary } from './payloads.js';
 import type { RunService } from './run-service.js';
 
@@ -60,12 +61,16 @@ export class RunQueries {
 
   /**
    * Runs, newest first, with the cursor of the next page when there is one: the response body
-   * as JSON text, its summaries as the database wrote them (see RUN_SUMMARY_JSON).
+   * as JSON text, written on demand, its summaries as the database wrote them (see
+   * RUN_SUMMARY_JSON), and what it is made of.
    */
-  async listJson(filter: RunListFilter): Promise<string> {
+  async list(filter: RunListFilter): Promise<ListPage> {
     // A cursor this store did not hand out is its InvalidCursorError: a bad request already.
-    const page = await listRunSummaryJson(this.deps.db, this.summaries, filter);
-    return `{"dagRuns":${page.json}${page.nextCursor !== undefined ? `,"nextCursor":${JSON.stringify(page.nextCursor)}` : ''}}`;
+    const { summaries, nextCursor } = await listRunSummaryJson(this.deps.db, this.summaries, filter);
+    return {
+      parts: [nextCursor, ...summaries],
+      text: () => `{"dagRuns":[${summaries.join(',')}]${nextCursor !== undefined ? `,"nextCursor":${JSON.stringify(nextCursor)}` : ''}}`,
+    };
   }
 
   /** Each named DAG's newest run (as JSON text) and whether it is suspended: what the DAG list shows of its runs. */

@@ -45,13 +45,14 @@ export function listRunSummaries(q: Queryable, filter: RunFilter): Promise<{ run
 }
 
 /**
- * As listRunSummaries, the page as the API's JSON text (the run list endpoints pass it on as it
- * is). The page's rows are read as ids and versions; `summaries` builds only those it does not hold.
+ * As listRunSummaries, each run as the API's JSON text (the run list endpoints pass them on as
+ * they are). The page's rows are read as ids and versions; `summaries` builds only those it does
+ * not hold, and hands out the same strings for the others.
  */
 export async function listRunSummaryJson(q: Queryable, summaries: RunSummaryCache, filter: RunFilter): Promise<RunSummaryPage> {
   const { runs, nextCursor } = await pageOf<{ id: string; createdAt: string; version: string }>(q, `id::text AS id, ${CREATED_AT_TEXT} AS "createdAt", ${RUN_VERSION} AS version`, filter);
-  const json = (await summaries.summaries(q, runs)).filter((summary) => summary !== undefined);
-  return nextCursor !== undefined ? { json: `[${json.join(',')}]`, nextCursor } : { json: `[${json.join(',')}]` };
+  const texts = (await summaries.summaries(q, runs)).filter((summary) => summary !== undefined);
+  return nextCursor !== undefined ? { summaries: texts, nextCursor } : { summaries: texts };
 }
 
 async function pageOf<T extends { createdAt: Date | string; id: number | string }>(q: Queryable, columns: string, filter: RunFilter): Promise<{ runs: T[]; nextCursor?: string }> {

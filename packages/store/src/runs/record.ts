@@ -115,9 +115,9 @@ export const RUN_SUMMARY_JSON = `json_strip_nulls(json_build_object(
   'triggeredBy', json_build_object('kind', triggered_by->>'kind', 'id', triggered_by->>'id', 'name', triggered_by->>'name'),
   'conditions', CASE WHEN status = ${QUEUED} THEN '[]'::json END))::text`;
 
-/** A run list's page as the API shows it: the summaries as one JSON array text. */
+/** A run list's page as the API shows it: each run's summary as JSON text. */
 export interface RunSummaryPage {
-  /** `[{...},...]`, newest first. */
-  json: string;
+  /** `{...}` a run, newest first. */
+  summaries: string[];
   nextCursor?: string;
 }

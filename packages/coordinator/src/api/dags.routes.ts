@@ -104,9 +104,9 @@ function listDags({ queries }: DagRoutesDeps): AnyRoute {
     shareAnswers: true,
     handler: async ({ query }) => {
       const labels = [query.labels, query.workspace !== undefined ? workspaceLabel(query.workspace) : undefined].filter((l) => l !== undefined).join(',');
-      const { items, total } = await queries.list({ ...query, labels });
-      const page = { parts: [total, ...items.parts], text: () => `{"dags":${items.text()},"errors":[],"pagination":${JSON.stringify(paginationOf(total, query.page, query.perPage))}}` };
-      return new JsonText(pages.body(JSON.stringify(query), page));
+      const items = await queries.list({ ...query, labels });
+      const text = (): string => `{"dags":${items.text()},"errors":[],"pagination":${JSON.stringify(paginationOf(items.total, query.page, query.perPage))}}`;
+      return new JsonText(pages.body(JSON.stringify(query), { parts: items.parts, text }));
     },
   });
 }

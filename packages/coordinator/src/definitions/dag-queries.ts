@@ -42,22 +42,26 @@ export class DagQueries {
   constructor(private readonly deps: DagQueryDeps) {}
 
   /**
-   * One page of the matching definitions (its items as a JSON array, written on demand, and what
-   * they are made of), and how many match in all.
+   * One page of the matching definitions: how many match in all, its items as a JSON array
+   * (written on demand), and what that depends on (the total among it).
    */
-  async list(filter: DagListFilter): Promise<{ items: ListPage; total: number }> {
+  async list(filter: DagListFilter): Promise<ListPage & { total: number }> {
     const labels = (filter.labels ?? '').split(',').map((l) => l.trim()).filter((l) => l.length > 0);
     const entries = this.matching(filter.sort, (e) => matchesFilters(e, filter.name, labels));
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
     const states = await this.deps.runQueries.dagRunStates(slice.map((e) => e.name));
-    const rows = slice.map((entry) => ({ entry, nextRun: this.deps.schedule.nextRun(entry), state: states.get(entry.name) }));
+    const nextRuns = slice.map((entry) => this.deps.schedule.nextRun(entry));
+    // A loop rather than flatMap: V8's flatMap was 4% of what a 100-item page cost.
+    const parts: unknown[] = [entries.length];
+    slice.forEach((entry, i) => {
+      const state = states.get(entry.name);
+      parts.push(entry, nextRuns[i], state?.latestJson, state?.suspended);
+    });
     return {
-      items: {
-        parts: rows.flatMap(({ entry, nextRun, state }) => [entry, nextRun, state?.latestJson, state?.suspended]),
-        text: () => `[${rows.map(({ entry, nextRun, state }) => listItemJson(entry, nextRun, state?.latestJson, state?.suspended)).join(',')}]`,
-      },
       total: entries.length,
+      parts,
+      text: () => `[${slice.map((entry, i) => listItemJson(entry, nextRuns[i] ?? '', states.get(entry.name)?.latestJson, states.get(entry.name)?.suspended)).join(',')}]`,
     };
   }
 

@@ -84,7 +84,8 @@ export class Scheduler {
   /** `nextRun` as the scheduler sees it: empty when suspended; pending one-offs until they are consumed; active entries only. */
   nextRun(entry: IndexedDag): string {
     const dag = entry.result.dag;
-    if (dag === undefined || this.suspended.has(entry.name)) return '';
+    // Most DAGs have no schedule: a list of a hundred asks for each.
+    if (dag === undefined || dag.schedule.start.length === 0 || this.suspended.has(entry.name)) return '';
     const consumed = this.consumed.get(entry.name);
     const now = this.deps.clock.now();
     let best: number | undefined;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/types.js';
 import { RUN_COLUMNS, type RunRecord } from './record.js';
-import { RUN_VERSION, type RunSummaryCache } from './summary-cache.js';
+import { RUN_VERSION, type RunSummaryCache, type RunVersion } from './summary-cache.js';
 import { UNFINISHED } from '../db/run-status-sql.js';
 
 export async function getRun(q: Queryable, dagName: string, dagRunId: string): Promise<RunRecord | undefined> {
@@ -23,21 +23,30 @@ export interface DagRunState {
 /**
  * The newest run (one index probe per name) and the suspension of each named DAG in one
  * statement; the runs' summaries come from `summaries`, which builds those it does not hold at
- * their version in a second one. A DAG list read again unchanged is one round trip.
+ * their version in a second one. A DAG list read again unchanged is one round trip. The states
+ * come back as one JSON array in one row: pg's parsing of a hundred rows was a tenth of what a
+ * 100-DAG list page cost the coordinator.
  */
 export async function getDagRunStates(q: Queryable, summaries: RunSummaryCache, dagNames: string[]): Promise<Map<string, DagRunState>> {
   if (dagNames.length === 0) return new Map();
-  const rows = await q.query<{ name: string; suspended: boolean; id: string | null; version: string | null }>(
-    `SELECT n.name, coalesce(s.suspended, false) AS suspended, r.id::text AS id, r.version
+  const [row] = await q.query<{ states: string }>(
+    `SELECT coalesce(json_agg(json_build_array(n.name, coalesce(s.suspended, false), r.id::text, r.version)), '[]')::text AS states
      FROM unnest($1::text[]) AS n(name)
      LEFT JOIN LATERAL (SELECT id, ${RUN_VERSION} AS version FROM runs WHERE dag_name = n.name ORDER BY created_at DESC, id DESC LIMIT 1) r ON true
      LEFT JOIN dag_state s ON s.dag_name = n.name`,
     [dagNames],
   );
-  const latest = rows.flatMap((row) => (row.id !== null && row.version !== null ? [{ id: row.id, version: row.version }] : []));
+  // [name, suspended, id, version]: id and version are null for a DAG without runs.
+  const states = JSON.parse(row?.states ?? '[]') as Array<[string, boolean, string | null, string | null]>;
+  const latest: RunVersion[] = [];
+  for (const [, , id, version] of states) if (id !== null && version !== null) latest.push({ id, version });
   const json = await summaries.summaries(q, latest);
-  const byId = new Map(latest.map((run, i) => [run.id, json[i]]));
-  return new Map(rows.map((row) => [row.name, { latestJson: row.id !== null ? byId.get(row.id) : undefined, suspended: row.suspended }]));
+  const byName = new Map<string, DagRunState>();
+  let next = 0;
+  for (const [name, suspended, id, version] of states) {
+    byName.set(name, { latestJson: id !== null && version !== null ? json[next++] : undefined, suspended });
+  }
+  return byName;
 }
 
 /** Runs of one DAG that hold or wait for a slot: queued, running or waiting. */

@@ -1,6 +1,7 @@
 // When the dispatcher asks for an admission pass: at once while nothing waits for a queue slot,
-// once for a burst of wakes while runs wait, and at once again when the last pass is long past. On a real database; the executor is a recorder
-// (the dispatcher only hands it admitted runs and hears from it when a slot frees).
+// once for a burst of wakes while runs wait, and at once again when the last pass is long past.
+// On a real database; the executor is a recorder (the dispatcher only hands it admitted runs and
+// hears from it when a slot frees).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunStatus } from '@trellis/core';
@@ -139,16 +140,40 @@ describe('admission passes', () => {
     }
   });
 
-  test('a stopped dispatcher sends no gathered pass', async () => {
+  test('while runs wait, a wake during a pass waits for the spacing after it', async () => {
     // full-2 still runs in its queue of one; full-3 waits.
+    const spacingMs = 200;
     const executor = new RecordingExecutor();
-    const dispatcher = dispatcherFor('full', 1, executor);
+    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
+    try {
+      dispatcher.wake('work');
+      await passesSettled();
+      await new Promise((r) => setTimeout(r, spacingMs * 2));
+      const before = passes;
+      dispatcher.wake('work');
+      assert.equal(passes, before + 1, 'long after the last pass: one at once');
+      // Sent while that pass waits for its answer.
+      executor.free();
+      await passesSettled();
+      assert.equal(passes, before + 1, 'no second pass straight after the first');
+      await until('the held pass', () => passes === before + 2);
+    } finally {
+      await dispatcher.stop();
+    }
+  });
+
+  test('a stopped dispatcher sends no gathered pass', async () => {
+    // full-2 still runs in its queue of one; full-3 waits. The wake comes well within the
+    // spacing, and the wait after stop() goes well past it.
+    const spacingMs = 300;
+    const executor = new RecordingExecutor();
+    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
     dispatcher.wake('work');
     await passesSettled();
     const before = passes;
     executor.free();
     await dispatcher.stop();
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, spacingMs * 2));
     assert.equal(passes, before);
     assert.deepEqual(executor.started, []);
   });

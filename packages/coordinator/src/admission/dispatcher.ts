@@ -9,16 +9,18 @@ import { DEFAULT_QUEUE_LIMIT, type QueueLimits } from './placement.js';
 const SWEEP_MS = 2000;
 const BATCH = 32;
 /**
- * While local runs wait for a queue slot, how long after one admission pass has its answer the
- * next may begin: the wakes that arrive sooner are gathered into one pass at the end of that
- * time. Runs then end, and new ones queue, one after another: a pass per wake cost a PGlite
- * coordinator 1.1 admission statements per run (1.3 ms each, most finding every slot taken) with
- * 16 slots full and more runs queued. Counted from the last pass rather than from the wake, a
- * wake that comes later than this admits at once: a queue of one slot runs its backlog without a
- * pause before each run (one-step runs on PostgreSQL: 144-150 runs/s, against 91-102 when every
- * wake waited 5 ms). The backlog is not told apart by queue (the admission answers only whether any
- * local run is left), so while one queue is full a run queued on another with free slots may
- * also start up to this much later: small beside what starting a process costs.
+ * While local runs wait for a queue slot, how long after the last admission pass's answer (or
+ * after now, while a pass still waits for its answer) a wake's pass may begin: the wakes that
+ * arrive sooner wait for the end of that time, together, in one pass. Runs then end, and new
+ * ones queue, one after another: a pass per wake cost a PGlite coordinator 1.1 admission
+ * statements per run (1.3 ms each, most finding every slot taken) with 16 slots full and more
+ * runs queued. Counted from the last pass rather than from the wake, a wake that comes later
+ * than this admits at once: a queue of one slot runs its backlog without a pause before each run
+ * (one-step runs on PostgreSQL: 144-150 runs/s, against 91-102 when every wake waited 5 ms). A
+ * pass that filled a whole batch still asks for the next at once. The backlog is not told apart
+ * by queue (the admission answers only whether any local run is left), so while one queue is
+ * full a run queued on another with free slots may also start up to this much later: small
+ * beside what starting a process costs.
  */
 const BACKLOG_PASS_SPACING_MS = 5;
 
@@ -39,14 +41,16 @@ export interface DispatcherDeps {
 /**
  * Hands queued local runs to the local executor, and wakes the remote pollers. Every start, enqueue and finished run wakes it; wakes
  * that arrive while it admits are folded into one more pass, so it never admits twice at once,
- * and while runs wait for a slot, its passes are BACKLOG_PASS_SPACING_MS apart at least.
+ * and while runs wait for a slot, a wake's pass waits for BACKLOG_PASS_SPACING_MS to pass since the last one.
  */
 export class Dispatcher {
   private readonly passes = new SerialPass(() => this.admitLocal());
   private timer: NodeJS.Timeout | undefined;
   private gatherTimer: NodeJS.Timeout | undefined;
-  /** When the last admission pass had its answer (performance.now()). */
+  /** When the last admission pass had its answer, or failed (performance.now()). */
   private lastPassEnded = Number.NEGATIVE_INFINITY;
+  /** An admission pass has sent its statement and waits for the answer. */
+  private awaitingAnswer = false;
   /** The last admission left local runs queued (their queue was full, or past the batch). */
   private backlog = false;
   private stopped = false;
@@ -87,7 +91,9 @@ export class Dispatcher {
   /** A pass now if the last one was answered long enough ago, else one pass for every wake until then. */
   private gather(): void {
     if (this.gatherTimer !== undefined) return;
-    const wait = this.lastPassEnded + (this.deps.backlogPassSpacingMs ?? BACKLOG_PASS_SPACING_MS) - performance.now();
+    const spacing = this.deps.backlogPassSpacingMs ?? BACKLOG_PASS_SPACING_MS;
+    // A pass waiting for its answer will be answered later than now: the spacing starts now at the earliest.
+    const wait = this.awaitingAnswer ? spacing : this.lastPassEnded + spacing - performance.now();
     if (wait <= 0) {
       this.passes.request();
       return;
@@ -109,18 +115,28 @@ export class Dispatcher {
   private async admitLocal(): Promise<boolean> {
     try {
       const wakesBefore = this.workWakes;
-      const { runs, profilesVersion, moreQueued } = await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
+      const { runs, profilesVersion, moreQueued } = await this.admitQueued();
       // Only while local runs wait (for a slot) do freed slots need an admission pass. The answer
       // is as of the statement's start: a run queued since woke the dispatcher, and that wake's
       // reset of the flag stands until the pass it asked for looks again.
       if (this.workWakes === wakesBefore) this.noLocalQueued = !moreQueued;
       this.backlog = moreQueued;
-      this.lastPassEnded = performance.now();
       await this.startSideBySide(runs, profilesVersion);
       return runs.length === BATCH;
     } catch (error) {
       this.deps.logger.error('admission failed; retrying on the next sweep', { error: toError(error) });
       return false;
+    }
+  }
+
+  /** The admission statement, timed for the spacing of the passes after it (a failed one too: an outage is not retried per wake). */
+  private async admitQueued(): ReturnType<typeof admitQueuedRuns> {
+    this.awaitingAnswer = true;
+    try {
+      return await admitQueuedRuns(this.deps.db, { limits: this.deps.limits.explicit(), defaultLimit: DEFAULT_QUEUE_LIMIT, workerId: this.deps.workerId, target: { kind: 'local' }, batch: BATCH });
+    } finally {
+      this.awaitingAnswer = false;
+      this.lastPassEnded = performance.now();
     }
   }
 

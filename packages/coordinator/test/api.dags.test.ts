@@ -52,11 +52,14 @@ describe('DAG definitions API', () => {
     assert.deepEqual((desc.json.dags as Array<{ fileName: string }>).map((d) => d.fileName), ['broken', 'beta', 'alpha']);
   });
 
-  test('list: a page read again shows what changed since: a run, a suspension, a definition, a deletion', async () => {
-    type Item = { dag: { description: string }; latestDAGRun: { dagRunId: string; status: number } | null; suspended: boolean };
-    const listed = async (): Promise<Item[]> => (await call('GET', '/dags?name=gamma')).json.dags as Item[];
-    await call('POST', '/dags', { name: 'gamma', spec: 'description: g1\nsteps:\n  - sleep 30\n' });
-    assert.deepEqual((await listed()).map((d) => [d.dag.description, d.latestDAGRun, d.suspended]), [['g1', null, false]]);
+  test('list: a page read again shows what changed since: a run, a suspension, a definition, the total, a deletion', async () => {
+    type Item = { fileName: string; dag: { description: string }; nextRun: string; latestDAGRun: { dagRunId: string; status: number } | null; suspended: boolean };
+    const read = async (): Promise<{ dags: Item[]; pagination: { totalRecords: number } }> => (await call('GET', '/dags?name=gamma&perPage=1')).json as never;
+    const listed = async (): Promise<Item[]> => (await read()).dags;
+    await call('POST', '/dags', { name: 'gamma', spec: 'description: g1\nschedule: "0 3 * * *"\nsteps:\n  - sleep 30\n' });
+    const first = await read();
+    assert.deepEqual(await read(), first, 'read again unchanged');
+    assert.deepEqual(first.dags.map((d) => [d.dag.description, d.latestDAGRun, d.suspended, d.nextRun !== '']), [['g1', null, false, true]]);
     const id = (await call('POST', '/dags/gamma/start', {})).json.dagRunId as string;
     await t.waitForRunStatus('gamma', id, [1]);
     assert.deepEqual((await listed()).map((d) => [d.latestDAGRun?.dagRunId, d.latestDAGRun?.status]), [[id, 1]], 'a new run');
@@ -64,11 +67,15 @@ describe('DAG definitions API', () => {
     await t.waitForRunStatus('gamma', id, [3]);
     assert.deepEqual((await listed()).map((d) => d.latestDAGRun?.status), [3], 'the run, moved on');
     await call('POST', '/dags/gamma/suspend', { suspend: true });
-    assert.deepEqual((await listed()).map((d) => d.suspended), [true], 'a suspension');
+    assert.deepEqual((await listed()).map((d) => [d.suspended, d.nextRun]), [[true, '']], 'a suspension, and no next run');
     await call('PUT', '/dags/gamma/spec', { spec: 'description: g2\nsteps:\n  - echo g\n' });
     assert.deepEqual((await listed()).map((d) => d.dag.description), ['g2'], 'a changed definition');
+    await call('POST', '/dags', { name: 'gamma2' });
+    const grown = await read();
+    assert.deepEqual([grown.dags.map((d) => d.fileName), grown.pagination.totalRecords], [['gamma'], 2], 'the same first item, another total');
     assert.equal((await call('DELETE', '/dags/gamma')).status, 204);
-    assert.deepEqual(await listed(), [], 'a deleted one');
+    assert.equal((await call('DELETE', '/dags/gamma2')).status, 204);
+    assert.deepEqual(await listed(), [], 'deleted ones');
   });
 
   test('list limits: perPage 1-1000, page >= 1', async () => {

@@ -26,19 +26,34 @@ describe('PageCache', () => {
     assert.equal(written.count, 4);
   });
 
-  test('past its budget the least recently read pages are forgotten; a body over it is not kept', () => {
-    const cache = new PageCache(10);
+  test('past its budget or its page count the least recently read pages are forgotten', () => {
+    // A 6-byte body under a 1-character key counts 6 + 2 + 512 bytes: two fit in 1,100, three do not.
+    const cache = new PageCache(1100);
     const written = { count: 0 };
-    cache.body('a', page([1], '"aaaa"', written));
-    cache.body('b', page([1], '"bbbb"', written));
-    assert.equal(cache.size, 12 - 6, 'the first forgotten to make room for the second');
-    cache.body('a', page([1], '"aaaa"', written));
-    assert.equal(written.count, 3, 'a was written again');
-    cache.body('b', page([1], '"bbbb"', written));
-    assert.equal(written.count, 4, 'and b, forgotten for a');
-    assert.equal(cache.body('big', page([1], '"0123456789"', written)).toString(), '"0123456789"');
-    assert.equal(cache.size, 6, 'too big to keep: b stays');
-    cache.body('b', page([1], '"bbbb"', written));
-    assert.equal(written.count, 5, 'b read from the cache');
+    const read = (key: string): string => cache.body(key, page([1], `"${key.repeat(4)}"`, written)).toString();
+    read('a');
+    read('b');
+    assert.deepEqual([cache.pageCount, cache.size], [2, 1040]);
+    read('c');
+    assert.deepEqual([cache.pageCount, cache.size, written.count], [2, 1040, 3], 'a forgotten for c');
+    read('b');
+    assert.equal(written.count, 3, 'b held');
+    read('a');
+    assert.equal(written.count, 4, 'a written again, c forgotten for it (b was read since)');
+    read('b');
+    assert.equal(written.count, 4, 'b still held');
+    read('c');
+    assert.equal(written.count, 5);
+    const many = new PageCache(100 * 1024 * 1024);
+    for (let i = 0; i < 300; i += 1) many.body(`page-${i}`, page([1], '[]', written));
+    assert.equal(many.pageCount, 256, 'no more pages than its count, however small');
+  });
+
+  test('a body too big for the budget, or a key too long, is sent but not kept', () => {
+    const cache = new PageCache(1100);
+    const written = { count: 0 };
+    assert.equal(cache.body('big', page([1], `"${'x'.repeat(600)}"`, written)).length, 602);
+    assert.equal(cache.body('k'.repeat(2000), page([1], '[]', written)).toString(), '[]');
+    assert.deepEqual([cache.pageCount, cache.size], [0, 0]);
   });
 });

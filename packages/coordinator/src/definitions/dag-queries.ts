@@ -27,6 +27,22 @@ export interface DagListFilter {
 /** How many recent runs the per-DAG history and its grid show. */
 const HISTORY_RUNS = 30;
 
+/**
+ * A number per indexed definition (a change indexes a new object): what a list page's parts hold
+ * of its definitions, so that a page held in a cache does not keep replaced definitions alive.
+ */
+const definitionSerials = new WeakMap<IndexedDag, number>();
+let lastSerial = 0;
+
+function serialOf(entry: IndexedDag): number {
+  let serial = definitionSerials.get(entry);
+  if (serial === undefined) {
+    serial = (lastSerial += 1);
+    definitionSerials.set(entry, serial);
+  }
+  return serial;
+}
+
 function matchesFilters(entry: IndexedDag, name: string | undefined, labels: string[]): boolean {
   if (name !== undefined && name !== '') {
     const needle = name.toLowerCase();
@@ -56,7 +72,7 @@ export class DagQueries {
     const parts: unknown[] = [entries.length];
     slice.forEach((entry, i) => {
       const state = states.get(entry.name);
-      parts.push(entry, nextRuns[i], state?.latestJson, state?.suspended);
+      parts.push(serialOf(entry), nextRuns[i], state?.latestJson, state?.suspended);
     });
     return {
       total: entries.length,

@@ -190,6 +190,10 @@ describe('runs repository', () => {
     assert.equal(states.get('paged')?.suspended, false);
     assert.deepEqual(JSON.parse(states.get('paged')?.latestJson ?? 'null'), listed[0], 'the latest run, summarised alike');
     assert.deepEqual(states.get('none'), { latestJson: undefined, suspended: true });
+    // Two definitions may share a DAG name: the name asked for twice answers alike.
+    const twice = await getDagRunStates(db, new RunSummaryCache(), ['paged', 'none', 'paged']);
+    assert.deepEqual([...twice.keys()].sort(), ['none', 'paged']);
+    assert.deepEqual(twice.get('paged'), states.get('paged'));
     await assert.rejects(listRuns(db, { limit: 5, cursor: 'garbage' }), InvalidCursorError);
   });
 

@@ -18,6 +18,8 @@ let cleanup: () => Promise<void>;
 /** Admission statements sent so far (counted as they are sent), and answered so far. */
 let passes = 0;
 let answered = 0;
+/** While set, admission statements fail as they would with the database away. */
+let databaseAway = false;
 
 before(async () => {
   const opened = await openTestDb('admission_dispatcher');
@@ -28,7 +30,8 @@ before(async () => {
     query: <T>(sql: string, params?: unknown[]) => {
       if (!sql.includes('trellis_admit')) return counted.query<T>(sql, params);
       passes += 1;
-      return counted.query<T>(sql, params).finally(() => (answered += 1));
+      const answer = databaseAway ? Promise.reject(new Error('connection refused')) : counted.query<T>(sql, params);
+      return answer.finally(() => (answered += 1));
     },
   };
 });
@@ -71,6 +74,22 @@ async function passesSettled(): Promise<void> {
 function dispatcherFor(queueName: string, limit: number, executor: RecordingExecutor, spacingMs = 1000): Dispatcher {
   const limits = new QueueLimits(new Map([[queueName, limit]]), () => []);
   return new Dispatcher({ db, executor: executor as unknown as LocalExecutor, workerId: 'local:dispatcher-test', logger: createSilentLogger(), limits, backlogPassSpacingMs: spacingMs });
+}
+
+/**
+ * A dispatcher on queue `full` (one slot, taken: runs wait) after its first pass, handed to
+ * `body`, and stopped after it.
+ */
+async function afterFirstPass(spacingMs: number, body: (dispatcher: Dispatcher, executor: RecordingExecutor) => Promise<void>): Promise<void> {
+  const executor = new RecordingExecutor();
+  const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
+  try {
+    dispatcher.wake('work');
+    await passesSettled();
+    await body(dispatcher, executor);
+  } finally {
+    await dispatcher.stop();
+  }
 }
 
 describe('admission passes', () => {
@@ -120,11 +139,7 @@ describe('admission passes', () => {
   test('while runs wait, a wake that comes after the spacing admits at once', async () => {
     // full-1 still runs in its queue of one; full-2 and full-3 wait.
     const spacingMs = 50;
-    const executor = new RecordingExecutor();
-    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
-    try {
-      dispatcher.wake('work');
-      await passesSettled();
+    await afterFirstPass(spacingMs, async (_dispatcher, executor) => {
       assert.deepEqual(executor.started, [], 'the queue is full');
       const passEnded = performance.now();
       await db.query(`UPDATE runs SET status = ${RunStatus.Success} WHERE dag_run_id = 'full-1'`);
@@ -135,19 +150,13 @@ describe('admission passes', () => {
       assert.equal(passes, before + 1, "the pass is sent in the wake's own turn");
       await until('the next run to start', () => executor.started.length === 1);
       assert.deepEqual(executor.started, ['full-2']);
-    } finally {
-      await dispatcher.stop();
-    }
+    });
   });
 
   test('while runs wait, a wake during a pass waits for the spacing after it', async () => {
     // full-2 still runs in its queue of one; full-3 waits.
     const spacingMs = 200;
-    const executor = new RecordingExecutor();
-    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
-    try {
-      dispatcher.wake('work');
-      await passesSettled();
+    await afterFirstPass(spacingMs, async (dispatcher, executor) => {
       await new Promise((r) => setTimeout(r, spacingMs * 2));
       const before = passes;
       dispatcher.wake('work');
@@ -157,24 +166,41 @@ describe('admission passes', () => {
       await passesSettled();
       assert.equal(passes, before + 1, 'no second pass straight after the first');
       await until('the held pass', () => passes === before + 2);
-    } finally {
-      await dispatcher.stop();
-    }
+    });
+  });
+
+  test('while runs wait and the database is away, a failed pass holds the next wakes for the spacing', async () => {
+    const spacingMs = 300;
+    await afterFirstPass(spacingMs, async (dispatcher, executor) => {
+      await new Promise((r) => setTimeout(r, spacingMs * 2));
+      databaseAway = true;
+      try {
+        const before = passes;
+        dispatcher.wake('work');
+        assert.equal(passes, before + 1, 'long after the last pass: one at once, which fails');
+        await passesSettled();
+        executor.free();
+        dispatcher.wake('work');
+        assert.equal(passes, before + 1, 'not another failing pass per wake');
+        await until('the held pass', () => passes === before + 2);
+      } finally {
+        databaseAway = false;
+      }
+      await passesSettled();
+    });
   });
 
   test('a stopped dispatcher sends no gathered pass', async () => {
     // full-2 still runs in its queue of one; full-3 waits. The wake comes well within the
     // spacing, and the wait after stop() goes well past it.
     const spacingMs = 300;
-    const executor = new RecordingExecutor();
-    const dispatcher = dispatcherFor('full', 1, executor, spacingMs);
-    dispatcher.wake('work');
-    await passesSettled();
-    const before = passes;
-    executor.free();
-    await dispatcher.stop();
-    await new Promise((r) => setTimeout(r, spacingMs * 2));
-    assert.equal(passes, before);
-    assert.deepEqual(executor.started, []);
+    await afterFirstPass(spacingMs, async (dispatcher, executor) => {
+      const before = passes;
+      executor.free();
+      await dispatcher.stop();
+      await new Promise((r) => setTimeout(r, spacingMs * 2));
+      assert.equal(passes, before);
+      assert.deepEqual(executor.started, []);
+    });
   });
 });

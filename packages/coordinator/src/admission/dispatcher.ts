@@ -39,9 +39,10 @@ export interface DispatcherDeps {
 }
 
 /**
- * Hands queued local runs to the local executor, and wakes the remote pollers. Every start, enqueue and finished run wakes it; wakes
- * that arrive while it admits are folded into one more pass, so it never admits twice at once,
- * and while runs wait for a slot, a wake's pass waits for BACKLOG_PASS_SPACING_MS to pass since the last one.
+ * Hands queued local runs to the local executor, and wakes the remote pollers. Every start,
+ * enqueue and finished run wakes it; wakes that arrive while it admits are folded into one more
+ * pass, so it never admits twice at once, and while runs wait for a slot, a wake's pass waits
+ * until BACKLOG_PASS_SPACING_MS have passed since the last one.
  */
 export class Dispatcher {
   private readonly passes = new SerialPass(() => this.admitLocal());

@@ -67,17 +67,14 @@ export class DagQueries {
     if (filter.order === 'desc') entries.reverse();
     const slice = entries.slice((filter.page - 1) * filter.perPage, filter.page * filter.perPage);
     const states = await this.deps.runQueries.dagRunStates(slice.map((e) => e.name));
-    const nextRuns = slice.map((entry) => this.deps.schedule.nextRun(entry));
+    const rows = slice.map((entry) => ({ entry, nextRun: this.deps.schedule.nextRun(entry), state: states.get(entry.name) }));
     // A loop rather than flatMap: V8's flatMap was 4% of what a 100-item page cost.
     const parts: unknown[] = [entries.length];
-    slice.forEach((entry, i) => {
-      const state = states.get(entry.name);
-      parts.push(serialOf(entry), nextRuns[i], state?.latestJson, state?.suspended);
-    });
+    for (const { entry, nextRun, state } of rows) parts.push(serialOf(entry), nextRun, state?.latestJson, state?.suspended);
     return {
       total: entries.length,
       parts,
-      text: () => `[${slice.map((entry, i) => listItemJson(entry, nextRuns[i] ?? '', states.get(entry.name)?.latestJson, states.get(entry.name)?.suspended)).join(',')}]`,
+      text: () => `[${rows.map(({ entry, nextRun, state }) => listItemJson(entry, nextRun, state?.latestJson, state?.suspended)).join(',')}]`,
     };
   }
 

@@ -115,9 +115,9 @@ FROM inserted i CROSS JOIN LATERAL generate_series(0, 1 + i.id % 3) AS p`;
 /**
  * Writes `runs` finished runs spread over `dags` (whose definitions it stores), in chunks,
  * then vacuums the tables it wrote, refreshing the planner's statistics: the first queries see
- * the real table sizes, and the autovacuum that tens of thousands of inserts call for (a minute
- * later, or whenever it comes) does not run beside the measurements that follow. A history
- * written over weeks has long been vacuumed.
+ * the real table sizes and rows whose hint bits are set, as in a history written over weeks,
+ * which autovacuum has long gone through (and where autovacuum is on, the vacuum that tens of
+ * thousands of inserts call for does not come during the measurements that follow).
  */
 export async function seedBenchRuns(db: Db, options: BenchSeedOptions): Promise<void> {
   const { dags, runs } = options;

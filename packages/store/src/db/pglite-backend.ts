@@ -2,12 +2,10 @@ import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
 import { InternalError } from '@trellis/core';
 import { DataDirInUseError } from './data-dir-in-use.js';
-import { compileWasmWithBaselineOnly, PGLITE_START_PARAMS } from './pglite-settings.js';
-import { PgliteStatements } from './pglite-statements.js';
-import { CAPABILITIES, type Db, type Queryable } from './types.js';
+import { PgliteThread } from './pglite-client.js';
+import { CAPABILITIES, type Db } from './types.js';
 
 /** Where a new cluster is built before it is renamed to its place (see createCluster). */
 const BUILDING_SUFFIX = '.building';
@@ -83,33 +81,22 @@ async function createCluster(pgdata: string): Promise<void> {
 /** Embedded PostgreSQL under `<dataDir>/pgdata`, or in memory when no directory is given (tests). */
 export async function openPglite(dataDir: string | undefined): Promise<Db> {
   const release = dataDir !== undefined ? takeLock(dataDir) : () => undefined;
-  let db: PGlite;
+  let thread: PgliteThread;
   try {
     const pgdata = dataDir !== undefined ? join(dataDir, 'pgdata') : undefined;
     if (pgdata !== undefined) await createCluster(pgdata);
-    compileWasmWithBaselineOnly();
-    db = await PGlite.create({ ...(pgdata !== undefined ? { dataDir: pgdata } : {}), startParams: PGLITE_START_PARAMS });
+    thread = await PgliteThread.start(pgdata);
   } catch (error) {
     release();
     throw error;
   }
-  const statements = new PgliteStatements(db);
-  // Statements without parameters (migrations, fixed reads) go as PGlite sends them, as on PostgreSQL.
-  const query = async <T>(sql: string, params?: unknown[]): Promise<T[]> => (params !== undefined && params.length > 0 ? statements.query<T>(sql, params) : (await db.query<T>(sql)).rows);
   return {
     capabilities: CAPABILITIES.pglite,
-    query,
-    exec: async (sql) => {
-      await db.exec(sql);
-    },
-    transaction: <T>(fn: (tx: Queryable) => Promise<T>): Promise<T> =>
-      db.transaction(async (tx) =>
-        fn({
-          query: async <R>(sql: string, params?: unknown[]) => (params !== undefined && params.length > 0 ? statements.queryInTransaction<R>(tx, sql, params) : (await tx.query<R>(sql)).rows),
-        }),
-      ),
+    query: <T>(sql: string, params?: unknown[]) => thread.query<T>(sql, params),
+    exec: (sql) => thread.exec(sql),
+    transaction: (fn) => thread.transaction(fn),
     close: async () => {
-      await db.close();
+      await thread.close();
       release();
     },
   };

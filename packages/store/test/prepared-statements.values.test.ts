@@ -33,6 +33,7 @@ test('a failing statement throws its code and the next statement runs', async ()
   await assert.rejects(db.query('INSERT INTO typed (id) VALUES ($1)', [1]), (error: Error & { code?: string }) => error.code === '23505');
   await assert.rejects(db.query('SELECT $1::int / 0', [1]), (error: Error & { code?: string }) => error.code === '22012');
   await assert.rejects(db.query('SELECT $1::int AS n', ['x']), (error: Error & { code?: string }) => error.code === '22P02', 'refused as its value is bound');
+  await assert.rejects(db.query('SELEC $1::int AS n', [1]), (error: Error & { code?: string }) => error.code === '42601', 'refused as it is prepared');
   assert.deepEqual(await db.query('SELECT id FROM typed WHERE id = $1', [1]), [{ id: 1 }]);
 });
 

@@ -14,7 +14,7 @@ const poolErrors: Error[] = [];
 
 before(async () => {
   cluster = await startThrowawayCluster();
-  db = await openDatabase({ databaseUrl: cluster.url, onPoolError: (error) => poolErrors.push(error) });
+  db = await openDatabase({ databaseUrl: cluster.url, onBackgroundError: (error) => poolErrors.push(error) });
 });
 
 after(async () => {

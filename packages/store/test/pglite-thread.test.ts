@@ -1,10 +1,15 @@
 // The embedded database runs in a worker thread of its own (pglite-client.ts): a long statement
-// must leave the caller's thread free, errors must cross with the fields callers test, a closed
-// database must refuse statements, and an idle one must not hold its process open.
+// must leave the caller's thread free, errors must cross with the fields callers test,
+// transactions must commit, fail and end as on PostgreSQL, statements must keep their order, a
+// closed database must refuse statements, and an idle one must not hold its process open. The
+// first tests run on the suite's backend; those of the thread's own rules on PGlite alone.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { openDatabase, type Db } from '@trellis/store';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type Db, type Queryable } from '@trellis/store';
 import { openTestDb } from '@trellis/store/testing';
 
 let db: Db;
@@ -63,16 +68,82 @@ test('a transaction whose callback throws is rolled back, and the error is the c
   assert.deepEqual(await db.query('SELECT id FROM thread_tx'), [{ id: 2 }]);
 });
 
-test('a closed embedded database refuses statements', async () => {
-  const own = await openDatabase({ dataDir: undefined });
-  await own.close();
-  await assert.rejects(own.query('SELECT 1'), /closed/);
-  await assert.rejects(own.query('SELECT $1::int', [1]), /closed/);
+test('a transaction whose commit fails throws the commit\'s error and leaves nothing', async () => {
+  await db.exec('CREATE TABLE thread_deferred (id int CONSTRAINT thread_deferred_key UNIQUE DEFERRABLE INITIALLY DEFERRED)');
+  await db.query('INSERT INTO thread_deferred VALUES ($1)', [1]);
+  await assert.rejects(
+    db.transaction(async (tx) => {
+      await tx.query('INSERT INTO thread_deferred VALUES ($1)', [2]);
+      await tx.query('INSERT INTO thread_deferred VALUES ($1)', [1]);
+    }),
+    (error: Error & { code?: unknown }) => error.code === '23505',
+  );
+  assert.deepEqual(await db.query('SELECT id FROM thread_deferred ORDER BY id'), [{ id: 1 }]);
 });
 
-test('an embedded database left open does not keep its process alive', async () => {
-  // A program that forgets to close it must still end when its work is done.
-  const program = "import { openDatabase } from '@trellis/store'; const db = await openDatabase({}); console.log(JSON.stringify(await db.query('SELECT $1::int AS n', [7])));";
+test('a statement on a transaction that has ended is refused', async () => {
+  let kept: Queryable | undefined;
+  await db.transaction(async (tx) => {
+    kept = tx;
+    await tx.query('SELECT 1');
+  });
+  await assert.rejects(async () => kept?.query('SELECT $1::int AS n', [1]));
+  assert.deepEqual(await db.query('SELECT $1::int AS n', [2]), [{ n: 2 }]);
+});
+
+test('embedded: statements sent together run in the order sent', async () => {
+  const own = await openDatabase({ dataDir: undefined });
+  try {
+    await own.exec('CREATE TABLE thread_order (id int)');
+    const counts = Array.from({ length: 40 }, (_, i) => [own.query('INSERT INTO thread_order VALUES ($1)', [i]), own.query<{ n: number }>('SELECT count(*)::int AS n FROM thread_order WHERE id >= $1', [0])] as const);
+    const seen = await Promise.all(counts.map(async ([, count]) => ((await count)[0] as { n: number }).n));
+    assert.deepEqual(seen, Array.from({ length: 40 }, (_, i) => i + 1));
+    // A transaction holds the session: a statement sent meanwhile runs after it, and sees its commit.
+    const outside = { count: undefined as Promise<unknown> | undefined };
+    await own.transaction(async (tx) => {
+      await tx.query('INSERT INTO thread_order VALUES ($1)', [100]);
+      outside.count = own.query('SELECT count(*)::int AS n FROM thread_order WHERE id = $1', [100]);
+      await tx.query('INSERT INTO thread_order VALUES ($1)', [100]);
+    });
+    assert.deepEqual(await outside.count, [{ n: 2 }]);
+  } finally {
+    await own.close();
+  }
+});
+
+test('embedded: a parameter that cannot cross to the thread is refused, and the next statement runs', async () => {
+  const own = await openDatabase({ dataDir: undefined });
+  try {
+    await assert.rejects(own.query('SELECT $1::text AS t', [() => 'a function']), (error) => error instanceof Error);
+    assert.deepEqual(await own.query('SELECT $1::text AS t', ['text']), [{ t: 'text' }]);
+  } finally {
+    await own.close();
+  }
+});
+
+test('embedded: a closed database refuses statements, from the moment it starts closing', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-thread-'));
+  try {
+    const own = await openDatabase({ dataDir: dir });
+    const closing = own.close();
+    await assert.rejects(own.query('SELECT 1'), /closed/);
+    await assert.rejects(own.query('SELECT $1::int', [1]), /closed/);
+    await Promise.all([closing, own.close()]);
+    assert.equal(existsSync(join(dir, 'trellis.lock')), false, 'its lock released');
+    // Closed twice, the directory opens again.
+    const again = await openDatabase({ dataDir: dir });
+    assert.deepEqual(await again.query('SELECT $1::int AS n', [3]), [{ n: 3 }]);
+    await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('embedded: a database left open does not keep its process alive, nor end it while a statement is pending', async () => {
+  // A program that forgets to close it must still end when its work is done; one whose top-level
+  // await waits on a statement must not end before its answer (exit code 13 says it did).
+  const program =
+    "import { openDatabase } from '@trellis/store'; const db = await openDatabase({}); await db.query('SELECT $1::text', [() => 1]).catch(() => undefined); console.log(JSON.stringify(await db.query('SELECT $1::int AS n', [7])));";
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', program], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -58,7 +58,7 @@ async function openConfiguredDatabase(config: ServerConfig, logger: Logger): Pro
   try {
     return await openDatabase({
       ...(config.databaseUrl !== undefined ? { databaseUrl: config.databaseUrl } : { dataDir: config.dataDir }),
-      onPoolError: (error) => logger.error('database connection error', { error }),
+      onBackgroundError: (error) => logger.error('database error', { error }),
     });
   } catch (error) {
     const where = config.databaseUrl !== undefined ? 'the PostgreSQL database' : `the embedded database under ${config.dataDir}`;

@@ -97,9 +97,11 @@ export async function openPg(options: PgOptions): Promise<Db> {
         options.onError?.(error);
       };
       client.on('error', onLost);
+      // A statement on a transaction that has ended would run on a pooled connection another caller may hold.
+      let ended = false;
       try {
         await client.query('BEGIN');
-        const sendHere = (config: pg.QueryConfig): Promise<pg.QueryResult> => client.query(config);
+        const sendHere = (config: pg.QueryConfig): Promise<pg.QueryResult> => (ended ? Promise.reject(new Error('Transaction is closed')) : client.query(config));
         const result = await fn({ query: async <R>(sql: string, params?: unknown[]) => (await statements.run(sendHere, sql, params, true)).rows as R[] });
         await client.query('COMMIT');
         return result;
@@ -107,6 +109,7 @@ export async function openPg(options: PgOptions): Promise<Db> {
         if (lost === undefined) await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
+        ended = true;
         client.removeListener('error', onLost);
         client.release(lost);
       }

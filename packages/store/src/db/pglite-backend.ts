@@ -79,13 +79,13 @@ async function createCluster(pgdata: string): Promise<void> {
 }
 
 /** Embedded PostgreSQL under `<dataDir>/pgdata`, or in memory when no directory is given (tests). */
-export async function openPglite(dataDir: string | undefined): Promise<Db> {
-  const release = dataDir !== undefined ? takeLock(dataDir) : () => undefined;
+export async function openPglite(dataDir: string | undefined, onError?: (error: Error) => void): Promise<Db> {
+  let release = dataDir !== undefined ? takeLock(dataDir) : () => undefined;
   let thread: PgliteThread;
   try {
     const pgdata = dataDir !== undefined ? join(dataDir, 'pgdata') : undefined;
     if (pgdata !== undefined) await createCluster(pgdata);
-    thread = await PgliteThread.start(pgdata);
+    thread = await PgliteThread.start(pgdata, onError);
   } catch (error) {
     release();
     throw error;
@@ -96,8 +96,13 @@ export async function openPglite(dataDir: string | undefined): Promise<Db> {
     exec: (sql) => thread.exec(sql),
     transaction: (fn) => thread.transaction(fn),
     close: async () => {
-      await thread.close();
-      release();
+      try {
+        await thread.close();
+      } finally {
+        // Once: a second close must not remove a lock another process has taken since.
+        release();
+        release = () => undefined;
+      }
     },
   };
 }

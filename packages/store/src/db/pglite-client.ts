@@ -19,6 +19,7 @@ interface Pending {
  * Statements run in the order they are sent, as before: the thread hands each to PGlite as it
  * arrives, and PGlite queues them (a statement outside a transaction waits for the open one).
  * The thread does not hold the process open: it is referenced only while a statement is pending.
+ * Parameters and rows cross by structured clone: plain values, arrays, Dates, byte arrays.
  */
 export class PgliteThread {
   private readonly pending = new Map<number, Pending>();
@@ -26,18 +27,25 @@ export class PgliteThread {
   private lastTx = 0;
   /** Why statements are refused: the thread stopped, or the database was closed. */
   private stopped: Error | undefined;
+  private closing: Promise<void> | undefined;
   private readonly exited: Promise<void>;
 
-  private constructor(private readonly worker: Worker) {
+  private constructor(
+    private readonly worker: Worker,
+    private readonly onError: ((error: Error) => void) | undefined,
+  ) {
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (reply: PgliteReply) => this.settle(reply));
-    worker.on('error', (error) => this.stop(error));
+    worker.on('error', (error: unknown) => this.stop(error instanceof Error ? error : new Error(String(error))));
     worker.once('exit', (code) => this.stop(new Error(`the embedded database's thread stopped (exit code ${code})`)));
     worker.unref();
   }
 
-  /** Opens PGlite on its thread, over the cluster in `pgdata` (which must exist), or in memory. */
-  static async start(pgdata: string | undefined): Promise<PgliteThread> {
+  /**
+   * Opens PGlite on its thread, over the cluster in `pgdata` (which must exist), or in memory.
+   * `onError` hears of the thread stopping while the database is open.
+   */
+  static async start(pgdata: string | undefined, onError?: (error: Error) => void): Promise<PgliteThread> {
     const worker = threadWorker({ pgdata });
     let ready: PgliteReady;
     try {
@@ -50,7 +58,7 @@ export class PgliteThread {
       await worker.terminate();
       throw errorFrom(ready.error);
     }
-    return new PgliteThread(worker);
+    return new PgliteThread(worker, onError);
   }
 
   query<T>(sql: string, params: unknown[] | undefined, tx?: number): Promise<T[]> {
@@ -77,10 +85,17 @@ export class PgliteThread {
     return result;
   }
 
-  async close(): Promise<void> {
+  /** Closes the database and ends its thread; statements sent from now on are refused. Once: later calls wait for the same. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     if (this.stopped === undefined) {
-      await this.call((id) => ({ id, op: 'close' }));
+      const closed = this.call((id) => ({ id, op: 'close' }));
       this.stopped = new Error('PGlite is closed');
+      await closed;
     }
     // Held open until the thread is gone, as the caller waits for that.
     this.worker.ref();
@@ -93,22 +108,35 @@ export class PgliteThread {
     if (this.pending.size === 0) this.worker.ref();
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      this.worker.postMessage(request(id));
+      try {
+        this.worker.postMessage(request(id));
+      } catch (error) {
+        // A parameter that cannot be copied (a function, say): nothing was sent.
+        this.forget(id);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      }
     });
+  }
+
+  private forget(id: number): void {
+    this.pending.delete(id);
+    if (this.pending.size === 0) this.worker.unref();
   }
 
   private settle(reply: PgliteReply): void {
     const pending = this.pending.get(reply.id);
     if (pending === undefined) return;
-    this.pending.delete(reply.id);
-    if (this.pending.size === 0) this.worker.unref();
+    this.forget(reply.id);
     if ('error' in reply) pending.reject(errorFrom(reply.error));
     else pending.resolve(reply.rows);
   }
 
   /** The thread is gone: what waits for it fails, and so does every later statement. */
   private stop(reason: Error): void {
-    this.stopped ??= reason;
+    if (this.stopped === undefined) {
+      this.stopped = reason;
+      this.onError?.(reason);
+    }
     for (const pending of this.pending.values()) pending.reject(reason);
     this.pending.clear();
   }
@@ -132,10 +160,11 @@ function threadWorker(data: PgliteThreadData): Worker {
 function firstWord(worker: Worker): Promise<PgliteReady> {
   return new Promise((resolve, reject) => {
     const onExit = (code: number): void => reject(new Error(`the embedded database's thread exited (exit code ${code}) before opening it`));
-    worker.once('error', reject);
+    const onError = (error: unknown): void => reject(error instanceof Error ? error : new Error(String(error)));
+    worker.once('error', onError);
     worker.once('exit', onExit);
     worker.once('message', (ready: PgliteReady) => {
-      worker.off('error', reject);
+      worker.off('error', onError);
       worker.off('exit', onExit);
       resolve(ready);
     });

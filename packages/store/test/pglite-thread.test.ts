@@ -111,6 +111,15 @@ test('embedded: statements sent together run in the order sent', async () => {
   }
 });
 
+test('embedded: a database opened, used and closed reports no background error', async () => {
+  const heard: Error[] = [];
+  const own = await openDatabase({ dataDir: undefined, onBackgroundError: (error) => heard.push(error) });
+  await own.query('SELECT $1::int AS n', [1]);
+  await own.close();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(heard, []);
+});
+
 test('embedded: a parameter that cannot cross to the thread is refused, and the next statement runs', async () => {
   const own = await openDatabase({ dataDir: undefined });
   try {
@@ -130,8 +139,10 @@ test('embedded: a closed database refuses statements, from the moment it starts 
     await assert.rejects(own.query('SELECT $1::int', [1]), /closed/);
     await Promise.all([closing, own.close()]);
     assert.equal(existsSync(join(dir, 'trellis.lock')), false, 'its lock released');
-    // Closed twice, the directory opens again.
     const again = await openDatabase({ dataDir: dir });
+    // A late close of the first leaves the lock the second holds.
+    await own.close();
+    assert.equal(existsSync(join(dir, 'trellis.lock')), true, 'the second opener keeps its lock');
     assert.deepEqual(await again.query('SELECT $1::int AS n', [3]), [{ n: 3 }]);
     await again.close();
   } finally {

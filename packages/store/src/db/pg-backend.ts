@@ -102,14 +102,19 @@ export async function openPg(options: PgOptions): Promise<Db> {
       try {
         await client.query('BEGIN');
         const sendHere = (config: pg.QueryConfig): Promise<pg.QueryResult> => (ended ? Promise.reject(new Error('Transaction is closed')) : client.query(config));
-        const result = await fn({ query: async <R>(sql: string, params?: unknown[]) => (await statements.run(sendHere, sql, params, true)).rows as R[] });
+        let result: T;
+        try {
+          result = await fn({ query: async <R>(sql: string, params?: unknown[]) => (await statements.run(sendHere, sql, params, true)).rows as R[] });
+        } finally {
+          // From here on, not even a statement the callback left running is sent: it would follow COMMIT outside the transaction.
+          ended = true;
+        }
         await client.query('COMMIT');
         return result;
       } catch (error) {
         if (lost === undefined) await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        ended = true;
         client.removeListener('error', onLost);
         client.release(lost);
       }

@@ -100,8 +100,9 @@ export async function openPglite(dataDir: string | undefined, onError?: (error: 
         await thread.close();
       } finally {
         // Once: a second close must not remove a lock another process has taken since.
-        release();
+        const releaseNow = release;
         release = () => undefined;
+        releaseNow();
       }
     },
   };

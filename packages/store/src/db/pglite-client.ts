@@ -95,11 +95,20 @@ export class PgliteThread {
     if (this.stopped === undefined) {
       const closed = this.call((id) => ({ id, op: 'close' }));
       this.stopped = new Error('PGlite is closed');
-      await closed;
+      try {
+        await closed;
+      } finally {
+        // The thread ends after its answer either way; until it has, it may still hold the files.
+        await this.gone();
+      }
     }
-    // Held open until the thread is gone, as the caller waits for that.
+    await this.gone();
+  }
+
+  /** Waits for the thread to end, held open meanwhile, as the caller waits for that. */
+  private gone(): Promise<void> {
     this.worker.ref();
-    await this.exited;
+    return this.exited;
   }
 
   private call(request: (id: number) => PgliteRequest): Promise<unknown[]> {
@@ -133,12 +142,11 @@ export class PgliteThread {
 
   /** The thread is gone: what waits for it fails, and so does every later statement. */
   private stop(reason: Error): void {
-    if (this.stopped === undefined) {
-      this.stopped = reason;
-      this.onError?.(reason);
-    }
+    const unheard = this.stopped === undefined;
+    this.stopped ??= reason;
     for (const pending of this.pending.values()) pending.reject(reason);
     this.pending.clear();
+    if (unheard) this.onError?.(reason);
   }
 }
 

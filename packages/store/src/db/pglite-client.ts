@@ -92,23 +92,16 @@ export class PgliteThread {
   }
 
   private async closeOnce(): Promise<void> {
-    if (this.stopped === undefined) {
-      const closed = this.call((id) => ({ id, op: 'close' }));
-      this.stopped = new Error('PGlite is closed');
-      try {
-        await closed;
-      } finally {
-        // The thread ends after its answer either way; until it has, it may still hold the files.
-        await this.gone();
-      }
+    // A thread that has stopped has nothing to close.
+    const closed = this.stopped === undefined ? this.call((id) => ({ id, op: 'close' })) : undefined;
+    this.stopped ??= new Error('PGlite is closed');
+    try {
+      await closed;
+    } finally {
+      // The thread ends after its answer either way; until it has, it may still hold the files.
+      this.worker.ref();
+      await this.exited;
     }
-    await this.gone();
-  }
-
-  /** Waits for the thread to end, held open meanwhile, as the caller waits for that. */
-  private gone(): Promise<void> {
-    this.worker.ref();
-    return this.exited;
   }
 
   private call(request: (id: number) => PgliteRequest): Promise<unknown[]> {

@@ -1,5 +1,6 @@
 import { extname } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { toError } from '@trellis/core';
 import { errorFrom, type PgliteReady, type PgliteReply, type PgliteRequest, type PgliteThreadData } from './pglite-messages.js';
 import type { Queryable } from './types.js';
 
@@ -36,7 +37,7 @@ export class PgliteThread {
   ) {
     this.exited = new Promise((resolve) => worker.once('exit', () => resolve()));
     worker.on('message', (reply: PgliteReply) => this.settle(reply));
-    worker.on('error', (error: unknown) => this.stop(error instanceof Error ? error : new Error(String(error))));
+    worker.on('error', (error: unknown) => this.stop(toError(error)));
     worker.once('exit', (code) => this.stop(new Error(`the embedded database's thread stopped (exit code ${code})`)));
     worker.unref();
   }
@@ -115,7 +116,7 @@ export class PgliteThread {
       } catch (error) {
         // A parameter that cannot be copied (a function, say): nothing was sent.
         this.forget(id);
-        reject(error instanceof Error ? error : new Error(String(error)));
+        reject(toError(error));
       }
     });
   }
@@ -161,7 +162,7 @@ function threadWorker(data: PgliteThreadData): Worker {
 function firstWord(worker: Worker): Promise<PgliteReady> {
   return new Promise((resolve, reject) => {
     const onExit = (code: number): void => reject(new Error(`the embedded database's thread exited (exit code ${code}) before opening it`));
-    const onError = (error: unknown): void => reject(error instanceof Error ? error : new Error(String(error)));
+    const onError = (error: unknown): void => reject(toError(error));
     worker.once('error', onError);
     worker.once('exit', onExit);
     worker.once('message', (ready: PgliteReady) => {

@@ -25,8 +25,16 @@ export interface PgliteThreadData {
   pgdata: string | undefined;
 }
 
+/**
+ * What a `catch` in the thread received, as an Error. The thread does not load @trellis/core (its
+ * toError), which would put the whole DAG model in the thread's memory for one function.
+ */
+export function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 export function errorData(error: unknown): ErrorData {
-  const err = error instanceof Error ? error : new Error(String(error));
+  const err = asError(error);
   const fields: ErrorData['fields'] = {};
   for (const [key, value] of Object.entries(err)) {
     if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') fields[key] = value;

@@ -2,7 +2,7 @@
 // thread sends it. See PgliteThread in pglite-client.ts for why it runs here.
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { errorData, type PgliteReady, type PgliteReply, type PgliteRequest, type PgliteThreadData } from './pglite-messages.js';
+import { asError, errorData, type PgliteReady, type PgliteReply, type PgliteRequest, type PgliteThreadData } from './pglite-messages.js';
 import { compileWasmWithBaselineOnly, PGLITE_START_PARAMS } from './pglite-settings.js';
 import { PgliteStatements } from './pglite-statements.js';
 
@@ -63,7 +63,7 @@ class Session {
         () => this.transactions.delete(txId),
         (error: unknown) => {
           this.transactions.delete(txId);
-          failed(error instanceof Error ? error : new Error(String(error)));
+          failed(asError(error));
         },
       );
     });

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db, type Queryable } from '@trellis/store';
@@ -95,9 +95,9 @@ test('embedded: statements sent together run in the order sent', async () => {
   const own = await openDatabase({ dataDir: undefined });
   try {
     await own.exec('CREATE TABLE thread_order (id int)');
-    const counts = Array.from({ length: 40 }, (_, i) => [own.query('INSERT INTO thread_order VALUES ($1)', [i]), own.query<{ n: number }>('SELECT count(*)::int AS n FROM thread_order WHERE id >= $1', [0])] as const);
-    const seen = await Promise.all(counts.map(async ([, count]) => ((await count)[0] as { n: number }).n));
-    assert.deepEqual(seen, Array.from({ length: 40 }, (_, i) => i + 1));
+    const sent = Array.from({ length: 40 }, (_, i) => [own.query('INSERT INTO thread_order VALUES ($1)', [i]), own.query<{ n: number }>('SELECT count(*)::int AS n FROM thread_order WHERE id >= $1', [0])]);
+    const answers = await Promise.all(sent.map((pair) => Promise.all(pair)));
+    assert.deepEqual(answers.map(([, count]) => count), Array.from({ length: 40 }, (_, i) => [{ n: i + 1 }]));
     // A transaction holds the session: a statement sent meanwhile runs after it, and sees its commit.
     const outside = { count: undefined as Promise<unknown> | undefined };
     await own.transaction(async (tx) => {
@@ -145,6 +145,19 @@ test('embedded: a closed database refuses statements, from the moment it starts 
     assert.equal(existsSync(join(dir, 'trellis.lock')), true, 'the second opener keeps its lock');
     assert.deepEqual(await again.query('SELECT $1::int AS n', [3]), [{ n: 3 }]);
     await again.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('embedded: a data directory PGlite cannot open is refused with its reason, and its lock released', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'trellis-thread-'));
+  try {
+    // A cluster's version file and nothing else: what a copy cut short would leave.
+    mkdirSync(join(dir, 'pgdata'));
+    writeFileSync(join(dir, 'pgdata', 'PG_VERSION'), '17\n');
+    await assert.rejects(openDatabase({ dataDir: dir }), (error) => error instanceof Error && /PGlite/.test(error.message));
+    assert.equal(existsSync(join(dir, 'trellis.lock')), false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -62,8 +62,8 @@ export class PgliteThread {
     return new PgliteThread(worker, onError);
   }
 
-  query<T>(sql: string, params: unknown[] | undefined, tx?: number): Promise<T[]> {
-    return this.call((id) => ({ id, op: 'query', sql, params, tx })) as Promise<T[]>;
+  query<T>(sql: string, params: unknown[] | undefined): Promise<T[]> {
+    return this.statement<T>(sql, params, undefined);
   }
 
   async exec(sql: string): Promise<void> {
@@ -76,7 +76,7 @@ export class PgliteThread {
     await this.call((id) => ({ id, op: 'begin', tx }));
     let result: T;
     try {
-      result = await fn({ query: <R>(sql: string, params?: unknown[]) => this.query<R>(sql, params, tx) });
+      result = await fn({ query: <R>(sql: string, params?: unknown[]) => this.statement<R>(sql, params, tx) });
     } catch (error) {
       // The caller's error is the one to see; a failed rollback leaves nothing committed either.
       await this.call((id) => ({ id, op: 'end', tx, commit: false })).catch(() => undefined);
@@ -103,6 +103,11 @@ export class PgliteThread {
       this.worker.ref();
       await this.exited;
     }
+  }
+
+  /** A statement outside any transaction, or in transaction `tx`. */
+  private statement<T>(sql: string, params: unknown[] | undefined, tx: number | undefined): Promise<T[]> {
+    return this.call((id) => ({ id, op: 'query', sql, params, tx })) as Promise<T[]>;
   }
 
   private call(request: (id: number) => PgliteRequest): Promise<unknown[]> {
